@@ -1,0 +1,132 @@
+"""Cards, decks and the deterministic shuffle.
+
+A card is written rank then suit, two characters: ``As Kd Th 9c 2s`` (ranks
+``23456789TJQKA``, suits ``cdhs``). Cards are interned: ``parse_card("As") is
+parse_card("As")``, so identity, equality and hashing are cheap.
+
+The shuffle is a pure function of a seed, so a replayed hand deals the same
+cards and anyone holding the revealed seed can recompute the deck:
+
+    stream  = SHA-256(seed || counter_0) || SHA-256(seed || counter_1) || ...
+              (counter: 8-byte big-endian, from 0)
+    draw(n) = next 8 bytes of the stream as a big-endian integer x, rejected
+              and redrawn while x >= 2**64 - (2**64 % n); then x % n
+    Fisher-Yates: for i = len(deck) - 1 down to 1, swap deck[i] and deck[draw(i + 1)]
+
+The commitment published before the deal is ``SHA-256(seed)`` in hex.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+RANK_NAMES = {
+    2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight",
+    9: "nine", 10: "ten", 11: "jack", 12: "queen", 13: "king", 14: "ace",
+}
+
+
+class InvalidCard(ValueError):
+    """A string that does not name a card."""
+
+    code = "malformed_card"
+
+
+class Card:
+    """One playing card. ``rank`` is 2..14 (ace high), ``suit`` one of ``cdhs``;
+    ``index`` is 0..51 (rank-major) and is unique per distinct card."""
+
+    __slots__ = ("code", "rank", "suit", "index")
+
+    def __init__(self, code: str, rank: int, suit: str, index: int):
+        self.code = code
+        self.rank = rank
+        self.suit = suit
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"Card({self.code!r})"
+
+    def __str__(self) -> str:
+        return self.code
+
+    def __reduce__(self):
+        return (parse_card, (self.code,))
+
+
+_BY_CODE: dict[str, Card] = {}
+for _r, _rank_char in enumerate(RANKS):
+    for _s, _suit in enumerate(SUITS):
+        _code = _rank_char + _suit
+        _BY_CODE[_code] = Card(_code, _r + 2, _suit, _r * 4 + _s)
+
+STANDARD_DECK: tuple[Card, ...] = tuple(sorted(_BY_CODE.values(), key=lambda c: c.index))
+
+
+def register_card(card: Card) -> Card:
+    """Make a card outside the standard 52 (a joker, say) known to ``parse_card``."""
+    _BY_CODE.setdefault(card.code, card)
+    return _BY_CODE[card.code]
+
+
+def parse_card(text: str) -> Card:
+    try:
+        return _BY_CODE[text]
+    except (KeyError, TypeError):
+        raise InvalidCard(f"{text!r} is not a card (rank of {RANKS}, then suit of {SUITS})") from None
+
+
+def parse_cards(text: str | Iterable[str]) -> list[Card]:
+    """``"As Kd Th"`` or ``["As", "Kd", "Th"]`` -> cards."""
+    parts = text.split() if isinstance(text, str) else list(text)
+    return [parse_card(p) for p in parts]
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    return " ".join(c.code for c in cards)
+
+
+def codes(cards: Iterable[Card]) -> list[str]:
+    return [c.code for c in cards]
+
+
+def commitment(seed: str) -> str:
+    """The public SHA-256 commitment to a hex seed."""
+    return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+
+
+def shuffled(deck: Sequence[Card], seed: str) -> list[Card]:
+    """The deck in the order the hex ``seed`` determines (see the module docstring)."""
+    draw = _SeededDraws(bytes.fromhex(seed))
+    cards = list(deck)
+    for i in range(len(cards) - 1, 0, -1):
+        j = draw(i + 1)
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards
+
+
+class _SeededDraws:
+    """Uniform integers from a SHA-256 counter-mode stream, by rejection sampling."""
+
+    def __init__(self, seed: bytes):
+        self._seed = seed
+        self._counter = 0
+        self._buffer = b""
+
+    def _next_u64(self) -> int:
+        if len(self._buffer) < 8:
+            block = hashlib.sha256(self._seed + self._counter.to_bytes(8, "big")).digest()
+            self._counter += 1
+            self._buffer += block
+        value, self._buffer = int.from_bytes(self._buffer[:8], "big"), self._buffer[8:]
+        return value
+
+    def __call__(self, n: int) -> int:
+        limit = 2**64 - (2**64 % n)
+        while True:
+            x = self._next_u64()
+            if x < limit:
+                return x % n

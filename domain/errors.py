@@ -1,0 +1,10 @@
+"""Domain errors: a rule was broken. Each carries a stable ``code`` clients can match on."""
+
+
+class DomainError(Exception):
+    """A command the rules refuse. ``code`` is stable; ``message`` is for people."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message

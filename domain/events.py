@@ -1,0 +1,205 @@
+"""Every fact the domain records, as frozen dataclasses.
+
+An event has a stable ``type`` (its class name) and plain-JSON ``to_dict`` /
+``event_from_dict``. Events say what happened, never what someone wanted.
+Seats are numbered from 1; amounts are integer points.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+@dataclass(frozen=True)
+class Event:
+    type: ClassVar[str] = "Event"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.type = cls.__name__
+        EVENT_TYPES[cls.__name__] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
+    cls = EVENT_TYPES[type_name]
+    return cls(**{f.name: _frozen(data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
+
+
+def _plain(value):
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _frozen(value):
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
+# --- the table -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableCreated(Event):
+    game: str
+    options: dict
+    max_seats: int
+    admin_token_hash: str
+    auditor_token_hash: str
+
+
+@dataclass(frozen=True)
+class PlayerSeated(Event):
+    seat: int
+    player_id: str
+    name: str
+    buy_in: int
+    token_hash: str
+
+
+@dataclass(frozen=True)
+class ChipsAdded(Event):
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True)
+class PlayerLeft(Event):
+    seat: int
+    cashed_out: int
+
+
+@dataclass(frozen=True)
+class HandOpened(Event):
+    hand_no: int
+    button: int
+
+
+@dataclass(frozen=True)
+class HandSettled(Event):
+    """The stacks a hand left behind, written with the hand's last events."""
+
+    hand_no: int
+    stacks: dict  # seat (as str) -> stack after the hand
+
+
+# --- a poker hand ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandStarted(Event):
+    """``seed`` is secret until ``HandEnded``; only ``deck_commitment`` is public."""
+
+    game: str
+    hand_no: int
+    options: dict
+    button: int
+    seats: tuple  # of {"seat", "name", "stack"}, in seat order
+    deck_commitment: str
+    seed: str
+
+
+@dataclass(frozen=True)
+class AntePosted(Event):
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True)
+class CardsDealt(Event):
+    seat: int
+    cards: tuple
+    face_up: bool = False
+
+
+@dataclass(frozen=True)
+class StreetStarted(Event):
+    """The hand moves to a street of its variant: ``kind`` is bet, draw or showdown."""
+
+    street: int
+    kind: str
+    to_act: int | None
+
+
+@dataclass(frozen=True)
+class PlayerChecked(Event):
+    seat: int
+
+
+@dataclass(frozen=True)
+class BetPlaced(Event):
+    """``to`` is the seat's bet in this round after the action; ``added`` what left the stack."""
+
+    seat: int
+    to: int
+    added: int
+
+
+@dataclass(frozen=True)
+class PlayerCalled(Event):
+    seat: int
+    to: int
+    added: int
+
+
+@dataclass(frozen=True)
+class PlayerRaised(Event):
+    seat: int
+    to: int
+    added: int
+
+
+@dataclass(frozen=True)
+class PlayerFolded(Event):
+    seat: int
+
+
+@dataclass(frozen=True)
+class CardsDrawn(Event):
+    seat: int
+    discarded: tuple
+    received: tuple
+
+
+@dataclass(frozen=True)
+class BettingRoundClosed(Event):
+    street: int
+    pot: int
+
+
+@dataclass(frozen=True)
+class ShowdownEvaluated(Event):
+    """Every hand shown, in showdown order: {"seat", "cards", "category", "description", "best"}."""
+
+    hands: tuple
+
+
+@dataclass(frozen=True)
+class PotAwarded(Event):
+    """One pot: ``shares`` maps seat (as str) to what it won; ``reason`` is showdown or uncontested."""
+
+    pot: int
+    amount: int
+    eligible: tuple
+    winners: tuple
+    shares: dict
+    reason: str
+
+
+@dataclass(frozen=True)
+class HandEnded(Event):
+    seed: str
+    stacks: dict  # seat (as str) -> stack after the hand
+    net: dict  # seat (as str) -> change over the hand
