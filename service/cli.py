@@ -1,0 +1,99 @@
+"""The ``cardroom`` command: ``cardroom serve`` and ``cardroom worker``.
+
+``serve`` runs the Flask app under gunicorn. Without ``REDIS_URL`` (embedded
+mode) it runs exactly one gunicorn worker process with threads, and that
+process creates the fakeredis server, the app and the job worker thread
+itself (no preload, so nothing is shared across a fork). With ``REDIS_URL``
+it runs ``--workers`` processes and no job thread: jobs go to separate
+``cardroom worker`` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from urllib.parse import urlsplit
+
+from gunicorn.app.base import BaseApplication
+
+from service.config import Config
+
+
+class _Gunicorn(BaseApplication):
+    def __init__(self, config: Config, options: dict):
+        self.config = config
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            if key in self.cfg.settings:
+                self.cfg.set(key, value)
+
+    def load(self):
+        """Runs in each gunicorn worker process (preload_app is off)."""
+        from service.app import create_app
+        from service.backend import Backend
+
+        backend = Backend.from_config(self.config)
+        if backend.embedded:
+            backend.start_worker_thread()
+        return create_app(self.config, backend=backend)
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def serve(config: Config, workers: int, threads: int) -> int:
+    if config.embedded:
+        workers = 1  # the fakeredis server lives in one process
+        mode = "embedded mode (in-process fakeredis, jobs in a worker thread)"
+    else:
+        mode = f"redis mode ({_redacted(config.redis_url)}, {workers} workers; run `cardroom worker` for jobs)"
+    print(f"cardroom: {mode}, listening on http://{config.host}:{config.port}", flush=True)
+    options = {
+        "bind": f"{config.host}:{config.port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "preload_app": False,
+        "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
+        "errorlog": "-",
+    }
+    _Gunicorn(config, options).run()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cardroom", description="cardroom card-game service")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_cmd = commands.add_parser("serve", help="run the HTTP API under gunicorn")
+    serve_cmd.add_argument("--host", help="bind address (env HOST, default 127.0.0.1)")
+    serve_cmd.add_argument("--port", type=int, help="port (env PORT, default 8000)")
+    serve_cmd.add_argument("--workers", type=int, default=2, help="processes with REDIS_URL (default 2)")
+    serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default 8)")
+    commands.add_parser("worker", help="run an RQ worker on REDIS_URL")
+    args = parser.parse_args(argv)
+
+    try:
+        config = Config.from_env()
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.command == "worker":
+        from service.worker import run_worker
+
+        return run_worker(config)
+    if args.host:
+        config = replace(config, host=args.host)
+    if args.port is not None:
+        config = replace(config, port=args.port)
+    return serve(config, max(1, args.workers), max(1, args.threads))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Shared fixtures: backends (embedded and real Redis), a Flask client, workers.
+
+``redis_url`` finds a real Redis: ``REDIS_URL`` (default
+``redis://127.0.0.1:6379/15``) if it answers PING, else a throwaway
+``redis-server`` on a free loopback port; if neither, the tests that need it
+are skipped, or fail when ``CI=true``. Every test that uses it (directly or
+through ``real_backend`` / ``worker_process``) is marked ``redis``
+automatically, so ``-m "not redis"`` deselects them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from service.backend import Backend
+from service.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+        return bool(client.ping())
+    except (redis.RedisError, OSError, ValueError):
+        return False
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment for a ``cardroom`` subprocess: repo and tests importable."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    paths = [str(ROOT), str(TESTS), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
+    """Send ``sig``, wait up to ``timeout`` seconds, then SIGKILL; returns the exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+    return proc.returncode
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "redis_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.redis)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
+    if _answers(url):
+        yield url
+        return
+    binary = shutil.which("redis-server")
+    if binary is None:
+        reason = f"no Redis answers at {url} and no redis-server binary to start one"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason + " (CI=true: real-Redis tests must run)")
+        pytest.skip(reason)
+    port = free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(workdir)],
+        stdout=open(workdir / "redis.log", "wb"), stderr=subprocess.STDOUT,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while not _answers(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            stop_process(proc)
+            pytest.fail(f"redis-server did not start; see {workdir / 'redis.log'}")
+        time.sleep(0.05)
+    yield url
+    stop_process(proc)
+
+
+@pytest.fixture
+def fake_backend():
+    """An embedded Backend on a fresh fakeredis server (no worker thread)."""
+    backend = Backend.from_config(Config())
+    yield backend
+    backend.stop_worker_thread()
+
+
+@pytest.fixture
+def real_backend(redis_url):
+    """A Backend on the real Redis, its database flushed before the test."""
+    backend = Backend.from_config(Config(redis_url=redis_url))
+    backend.redis.flushdb()
+    yield backend
+    backend.stop_worker_thread()
+    backend.redis.close()
+
+
+@pytest.fixture
+def client(fake_backend):
+    from service.app import create_app
+
+    return create_app(backend=fake_backend).test_client()
+
+
+@pytest.fixture
+def worker_process(tmp_path):
+    """Factory: ``worker_process(url, count=1, **env)`` starts real
+    ``cardroom worker`` processes and returns their Popen objects; all are
+    stopped at teardown. Their output goes to ``tmp_path/worker-<i>.log``."""
+    started: list[subprocess.Popen] = []
+
+    def start(url: str, count: int = 1, **env: str) -> list[subprocess.Popen]:
+        procs = []
+        for _ in range(count):
+            log = open(tmp_path / f"worker-{len(started)}.log", "wb")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "service.cli", "worker"],
+                cwd=ROOT, env=subprocess_env(REDIS_URL=url, **env),
+                stdout=log, stderr=subprocess.STDOUT,
+            )
+            log.close()
+            started.append(proc)
+            procs.append(proc)
+        return procs
+
+    yield start
+    for proc in started:
+        stop_process(proc, signal.SIGKILL)

@@ -1,0 +1,215 @@
+"""Tests of the running infrastructure: config, backends, workers, ``cardroom serve``."""
+
+from __future__ import annotations
+
+import importlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+import urllib.request
+
+import pytest
+import rq
+
+from conftest import ROOT, free_port, stop_process, subprocess_env
+from service.backend import Backend
+from service.config import Config
+
+WAIT = 20.0  # generous bound for anything asynchronous; never asserted as a timing
+
+
+def set_key(key: str, value: str) -> str:
+    """A job: write ``key`` through the job's own connection."""
+    rq.get_current_job().connection.set(key, value)
+    return value
+
+
+def wait_for(predicate, timeout: float = WAIT, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def sweeper_calls(monkeypatch):
+    """Record calls to ``service.jobs.enqueue_owed_jobs`` (a stub module if absent)."""
+    calls = []
+
+    def fake_enqueue_owed_jobs(backend):
+        calls.append(backend)
+        return 0
+
+    try:
+        jobs = importlib.import_module("service.jobs")
+        monkeypatch.setattr(jobs, "enqueue_owed_jobs", fake_enqueue_owed_jobs)
+    except ImportError:
+        stub = types.ModuleType("service.jobs")
+        stub.enqueue_owed_jobs = fake_enqueue_owed_jobs
+        monkeypatch.setitem(sys.modules, "service.jobs", stub)
+    return calls
+
+
+# --- config ------------------------------------------------------------------
+
+def test_config_defaults_to_embedded():
+    config = Config.from_env({})
+    assert config == Config()
+    assert config.redis_url is None and config.embedded
+    assert (config.host, config.port, config.queue_name) == ("127.0.0.1", 8000, "cardroom")
+    assert config.owed_job_after == 10.0
+
+
+def test_config_reads_environment():
+    config = Config.from_env({
+        "REDIS_URL": "redis://example:6380/2", "HOST": "0.0.0.0",
+        "PORT": "9001", "CARDROOM_OWED_JOB_AFTER": "2.5",
+    })
+    assert config.redis_url == "redis://example:6380/2" and not config.embedded
+    assert (config.host, config.port, config.owed_job_after) == ("0.0.0.0", 9001, 2.5)
+    assert Config.from_env({"REDIS_URL": "", "PORT": ""}) == Config()
+
+
+@pytest.mark.parametrize("name", ["PORT", "CARDROOM_OWED_JOB_AFTER"])
+def test_config_rejects_bad_numbers(name):
+    with pytest.raises(ValueError, match=name):
+        Config.from_env({name: "soon"})
+
+
+# --- embedded backend --------------------------------------------------------
+
+def test_embedded_backend_runs_lua_and_returns_bytes(fake_backend):
+    assert fake_backend.embedded and fake_backend.ping()
+    assert fake_backend.redis.eval("return 1", 0) == 1
+    fake_backend.redis.set("k", "v")
+    assert fake_backend.redis.get("k") == b"v"  # decode_responses=False
+    assert fake_backend.queue.name == "cardroom"
+
+
+def test_embedded_backends_do_not_share_data(fake_backend):
+    other = Backend.from_config(Config())
+    fake_backend.redis.set("mine", "1")
+    assert other.redis.get("mine") is None
+
+
+def test_run_jobs_drains_the_queue_in_the_calling_thread(fake_backend):
+    assert fake_backend.run_jobs() is False
+    for i in range(3):
+        fake_backend.queue.enqueue(set_key, f"k{i}", str(i))
+    assert fake_backend.run_jobs() is True
+    assert [fake_backend.redis.get(f"k{i}") for i in range(3)] == [b"0", b"1", b"2"]
+    assert fake_backend.queue.count == 0
+
+
+def test_worker_thread_runs_jobs_and_sweeps(fake_backend, sweeper_calls):
+    thread = fake_backend.start_worker_thread()
+    job = fake_backend.queue.enqueue(set_key, "done", "yes")
+    wait_for(lambda: fake_backend.redis.get("done") == b"yes", what="the job")
+    wait_for(lambda: sweeper_calls, what="enqueue_owed_jobs")
+    assert sweeper_calls[0] is fake_backend
+    assert job.get_status(refresh=True) == "finished"
+    fake_backend.stop_worker_thread()
+    assert not thread.is_alive()
+
+
+def test_worker_thread_survives_a_failing_sweeper(fake_backend, sweeper_calls, monkeypatch):
+    def broken(backend):
+        sweeper_calls.append(backend)
+        raise RuntimeError("sweeper broke")
+
+    monkeypatch.setattr(sys.modules["service.jobs"], "enqueue_owed_jobs", broken)
+    fake_backend.start_worker_thread()
+    wait_for(lambda: sweeper_calls, what="the failing sweep")
+    fake_backend.queue.enqueue(set_key, "after", "ok")
+    wait_for(lambda: fake_backend.redis.get("after") == b"ok", what="the job")
+
+
+# --- cardroom worker ---------------------------------------------------------
+
+def test_worker_command_requires_redis_url():
+    result = subprocess.run(
+        [sys.executable, "-m", "service.cli", "worker"], cwd=ROOT,
+        env=subprocess_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode != 0
+    assert "REDIS_URL" in result.stderr
+
+
+@pytest.mark.redis
+def test_real_worker_runs_jobs_and_stops_on_sigterm(real_backend, redis_url, worker_process):
+    (proc,) = worker_process(redis_url)
+    job = real_backend.queue.enqueue(set_key, "real", "yes")
+    wait_for(lambda: real_backend.redis.get("real") == b"yes", what="the worker to run the job")
+    assert job.get_status(refresh=True) == "finished"
+    assert stop_process(proc, signal.SIGTERM, timeout=WAIT) == 0
+
+
+@pytest.mark.redis
+def test_real_workers_share_the_queue_and_die_on_sigkill(real_backend, redis_url, worker_process):
+    procs = worker_process(redis_url, count=2)
+    for i in range(10):
+        real_backend.queue.enqueue(set_key, f"n{i}", str(i))
+    wait_for(lambda: all(real_backend.redis.get(f"n{i}") for i in range(10)), what="10 jobs")
+    for proc in procs:
+        assert stop_process(proc, signal.SIGKILL) == -signal.SIGKILL
+
+
+# --- cardroom serve ----------------------------------------------------------
+
+def _app_importable() -> str | None:
+    try:
+        importlib.import_module("service.app")
+    except ImportError as exc:
+        return f"service.app cannot be imported yet: {exc}"
+    return None
+
+
+def _serve(tmp_path, *args: str, **env: str):
+    """Start ``cardroom serve`` on a free port; return (process, base URL, log path)."""
+    port = free_port()
+    log_path = tmp_path / f"serve-{port}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--port", str(port), *args],
+            cwd=tmp_path, env=subprocess_env(**env), stdout=log, stderr=subprocess.STDOUT,
+        )
+    return proc, f"http://127.0.0.1:{port}", log_path
+
+
+def _healthz(base: str) -> int | None:
+    try:
+        with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+            return response.status
+    except OSError:
+        return None
+
+
+def _check_serve(tmp_path, mode: str, *args: str, **env: str):
+    reason = _app_importable()
+    if reason:
+        pytest.skip(reason)
+    proc, base, log_path = _serve(tmp_path, *args, **env)
+    try:
+        wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+        assert proc.poll() is None, log_path.read_text()
+        assert _healthz(base) == 200
+        first_line = log_path.read_text().splitlines()[0]
+        assert mode in first_line and base in first_line
+    finally:
+        code = stop_process(proc, signal.SIGTERM, timeout=WAIT)
+    assert code == 0, log_path.read_text()
+
+
+def test_serve_embedded_answers_healthz(tmp_path):
+    _check_serve(tmp_path, "embedded mode")
+
+
+@pytest.mark.redis
+def test_serve_with_redis_answers_healthz(tmp_path, redis_url):
+    _check_serve(tmp_path, "redis mode", "--workers", "2", REDIS_URL=redis_url)
