@@ -1,0 +1,312 @@
+"""Event store tests, each run on fakeredis (with Lua) and on a real Redis (db 15)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from datetime import datetime, timedelta, timezone
+
+import fakeredis
+import pytest
+import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.store import (
+    GENESIS_HASH, DuplicateCommand, EventStore, NewEvent, StreamWrite, VersionConflict,
+    envelope_hash, hand_stream, idempotency_key, owed_key, table_stream, verify_chain,
+)
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
+T = "tbl1"
+
+
+def real_redis() -> redis.Redis:
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but no Redis answers at {REDIS_URL}: {exc}")
+        pytest.skip(f"no Redis server answers at {REDIS_URL} (set REDIS_URL); real-Redis case skipped")
+    return client
+
+
+def make_client(backend: str) -> redis.Redis:
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer()) if backend == "fake" else real_redis()
+    client.flushdb()
+    return client
+
+
+BACKENDS = ["fake", pytest.param("real", marks=pytest.mark.redis)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def r(backend):  # named ``r``: conftest's ``client`` is the Flask test client
+    client = make_client(backend)
+    yield client
+    client.flushdb()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(r, clock) -> EventStore:
+    return EventStore(r, clock=clock)
+
+
+def ev(n: int, type_: str = "BetPlaced") -> NewEvent:
+    return NewEvent(type_, {"seat": n, "amount": n * 10, "nested": {"cards": ["As", "Kd"], "ok": True}})
+
+
+def put(store: EventStore, stream: str, expected: int, *events: NewEvent, **kw):
+    return store.append([StreamWrite(stream, expected, list(events))], actor="alice", **kw)[stream]
+
+
+def test_append_read_round_trip(store, clock):
+    s = hand_stream(T, 1)
+    assert s == "t:{tbl1}:hand:1:events" and table_stream(T) == "t:{tbl1}:events"
+    assert store.read(s) == [] and store.version(s) == 0 and store.last_hash(s) == GENESIS_HASH
+    written = put(store, s, 0, ev(1), ev(2), command_id="cmd-1")
+    got = store.read(s)
+    assert got == written
+    assert [e.data for e in got] == [ev(1).data, ev(2).data]
+    assert isinstance(got[0].data["amount"], int) and got[0].data["nested"]["ok"] is True
+    first = got[0]
+    assert (first.type, first.actor, first.command_id, first.version) == ("BetPlaced", "alice", "cmd-1", 1)
+    assert first.prev_hash == GENESIS_HASH and got[1].prev_hash == first.hash
+    assert datetime.fromisoformat(first.occurred_at) == clock.now
+    assert first.to_dict()["data"] == ev(1).data and json.dumps(first.to_dict())
+    assert first.with_data({"x": 1}).data == {"x": 1} and first.with_data({}).hash == first.hash
+    assert store.last_hash(s) == got[1].hash
+    put(store, s, 2, ev(3))  # no command id
+    assert store.read(s)[2].command_id is None
+    assert store.read(s, after=2) == store.read(s)[2:]
+
+
+def test_versions_contiguous_and_ids_are_versions(store, r):
+    s = hand_stream(T, 7)
+    for i in range(5):
+        put(store, s, store.version(s), *[ev(j) for j in range(i % 3)])  # includes empty writes
+    versions = [e.version for e in store.read(s)]
+    assert versions == list(range(1, len(versions) + 1)) and store.version(s) == len(versions) == 4
+    assert [i for i, _ in r.xrange(s)] == [f"0-{v}".encode() for v in versions]
+
+
+def test_hash_chain_verifies_and_detects_edit(store, r):
+    s = hand_stream(T, 1)
+    put(store, s, 0, ev(1), ev(2), ev(3))
+    envs = store.read(s)
+    assert verify_chain(envs) == []
+    assert all(envelope_hash(e.to_dict()) == e.hash for e in envs)
+    # rewrite the stream with version 2's amount changed
+    raw = r.xrange(s)
+    r.delete(s)
+    for entry_id, fields in raw:
+        if fields[b"version"] == b"2":
+            fields[b"data"] = json.dumps({**json.loads(fields[b"data"]), "amount": 999}).encode()
+        r.xadd(s, fields, id=entry_id)
+    problems = verify_chain(store.read(s))
+    assert problems and any("version 2" in p for p in problems)
+
+
+def test_hash_chain_detects_edit_with_recomputed_hash(store, r):
+    s = hand_stream(T, 1)
+    put(store, s, 0, ev(1), ev(2), ev(3))
+    forged = store.read(s)[1].with_data({"seat": 1, "amount": 1})
+    forged = forged.to_dict() | {"hash": envelope_hash(forged.to_dict())}
+    raw = r.xrange(s)
+    r.delete(s)
+    for entry_id, fields in raw:
+        if fields[b"version"] == b"2":
+            fields[b"data"], fields[b"hash"] = json.dumps(forged["data"]), forged["hash"]
+        r.xadd(s, fields, id=entry_id)
+    assert any("version 3: prev_hash" in p for p in verify_chain(store.read(s)))
+
+
+def test_hash_chain_detects_deleted_event(store, r):
+    s = hand_stream(T, 1)
+    put(store, s, 0, ev(1), ev(2), ev(3))
+    r.xdel(s, "0-2")
+    problems = verify_chain(store.read(s))
+    assert any("position 2" in p for p in problems) and any("prev_hash" in p for p in problems)
+
+
+def test_stale_version_conflicts_and_writes_nothing_anywhere(store):
+    hand, table = hand_stream(T, 1), table_stream(T)
+    put(store, table, 0, ev(1, "TableOpened"))
+    before = (store.read(hand), store.read(table))
+    with pytest.raises(VersionConflict) as info:  # hand is fresh (0 is right), table is stale
+        store.append([StreamWrite(hand, 0, [ev(1)]), StreamWrite(table, 0, [ev(2)])], actor="bob")
+    assert (info.value.stream, info.value.expected, info.value.actual) == (table, 0, 1)
+    assert (store.read(hand), store.read(table)) == before
+    with pytest.raises(VersionConflict):  # ahead of the stream is a conflict too
+        put(store, hand, 3, ev(1))
+    assert store.version(hand) == 0
+    written = store.append([StreamWrite(hand, 0, [ev(1)]), StreamWrite(table, 1, [ev(2)])], actor="bob")
+    assert [len(written[hand]), len(written[table])] == [1, 1] and store.version(table) == 2
+
+
+def test_empty_write_is_a_version_check(store):
+    hand, table = hand_stream(T, 1), table_stream(T)
+    put(store, table, 0, ev(1))
+    with pytest.raises(VersionConflict):
+        store.append([StreamWrite(hand, 0, [ev(1)]), StreamWrite(table, 0, [])], actor="bob")
+    assert store.version(hand) == 0
+    store.append([StreamWrite(hand, 0, [ev(1)]), StreamWrite(table, 1, [])], actor="bob")
+    assert (store.version(hand), store.version(table)) == (1, 1)
+
+
+def test_streams_of_two_tables_are_refused(store):
+    with pytest.raises(ValueError):
+        store.append([StreamWrite(hand_stream("a", 1), 0, [ev(1)]),
+                      StreamWrite(table_stream("b"), 0, [ev(1)])], actor="x")
+    assert store.version(hand_stream("a", 1)) == 0
+
+
+def test_racing_appends_one_wins(backend, r):
+    s = hand_stream(T, 1)
+    for round_ in range(30):
+        outcomes: list[str] = []
+        barrier = threading.Barrier(2)
+
+        def attempt(who: str) -> None:
+            store = EventStore(redis.Redis(connection_pool=r.connection_pool))
+            barrier.wait()
+            try:
+                store.append([StreamWrite(s, round_, [NewEvent("BetPlaced", {"who": who})])], actor=who)
+                outcomes.append("won")
+            except VersionConflict:
+                outcomes.append("conflict")
+
+        threads = [threading.Thread(target=attempt, args=(w,)) for w in ("p1", "p2")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(outcomes) == ["conflict", "won"]
+        assert EventStore(r).version(s) == round_ + 1
+    assert verify_chain(EventStore(r).read(s)) == []
+
+
+def test_idempotent_retry_returns_first_response(store, r):
+    s = hand_stream(T, 1)
+    idem = (T, "seat-3", "key-42")
+    first = store.append([StreamWrite(s, 0, [ev(1)])], actor="carol", idempotency=idem,
+                         response=lambda envs: {"version": envs[s][-1].version, "ok": True})
+    assert store.remembered_response(*idem) == {"version": 1, "ok": True}
+    assert 86000 < r.ttl(idempotency_key(*idem)) <= 86400
+    put(store, s, 1, ev(2))  # someone else moves the stream on
+    for expected in (1, 2):  # stale or current version: the retry appends nothing
+        with pytest.raises(DuplicateCommand) as info:
+            store.append([StreamWrite(s, expected, [ev(1)])], actor="carol", idempotency=idem,
+                         response=lambda envs: {"version": "second"})
+        assert info.value.response == {"version": 1, "ok": True}
+    assert store.version(s) == 2 and store.read(s)[0] == first[s][0]
+    assert store.remembered_response(T, "seat-4", "key-42") is None  # scope matters
+    store.append([StreamWrite(s, 2, [ev(3)])], actor="dave", idempotency=(T, "seat-4", "key-42"))
+    assert store.remembered_response(T, "seat-4", "key-42")[s][0]["version"] == 3
+
+
+def test_conflict_does_not_remember_response(store):
+    s = hand_stream(T, 1)
+    idem = (T, "seat-1", "k")
+    with pytest.raises(VersionConflict):
+        store.append([StreamWrite(s, 5, [ev(1)])], actor="a", idempotency=idem, response=lambda e: {"x": 1})
+    assert store.remembered_response(*idem) is None
+    store.append([StreamWrite(s, 0, [ev(1)])], actor="a", idempotency=idem, response=lambda e: {"x": 2})
+    assert store.remembered_response(*idem) == {"x": 2}
+
+
+def test_owed_job_markers_are_part_of_the_atomic_write(store, r, clock):
+    s, job = hand_stream(T, 1), "showdown:1"
+    with pytest.raises(VersionConflict):  # a failed append owes nothing
+        put(store, s, 4, ev(1), owe_job=(T, job))
+    assert r.zcard(owed_key(T)) == 0
+    put(store, s, 0, ev(1), owe_job=(T, job))
+    assert r.zscore(owed_key(T), job) == clock.now.timestamp()
+    assert store.owed_jobs(T, older_than_seconds=30) == []
+    clock.now += timedelta(seconds=31)
+    assert store.owed_jobs(T, older_than_seconds=30) == [job]
+    with pytest.raises(VersionConflict):  # a failed append settles nothing
+        put(store, s, 0, ev(2), settle_job=(T, job))
+    assert store.owed_jobs(T, 30) == [job]
+    put(store, s, 1, ev(2), settle_job=(T, job), owe_job=(T, "showdown:2"))
+    assert store.owed_jobs(T, 0) == ["showdown:2"] and store.version(s) == 2
+
+
+def test_table_registry(store):
+    assert store.table_ids() == []
+    for t in ("b", "a", "b"):
+        store.register_table(t)
+    assert store.table_ids() == ["a", "b"]
+
+
+batches = st.lists(
+    st.lists(st.builds(NewEvent, st.sampled_from(["A", "B"]),
+                       st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)),
+             max_size=4),
+    max_size=6)
+
+
+@pytest.mark.parametrize("kind", BACKENDS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=batches, data=st.data())
+def test_property_chain_intact_and_read_after_is_suffix(kind, batches, data):
+    client = make_client(kind)
+    store = EventStore(client)
+    s = hand_stream(T, 1)
+    for batch in batches:
+        put(store, s, store.version(s), *batch)
+    envs = store.read(s)
+    assert verify_chain(envs) == []
+    assert [e.data for e in envs] == [e.data for batch in batches for e in batch]
+    k = data.draw(st.integers(0, len(envs) + 2))
+    assert store.read(s, after=k) == envs[k:]
+    client.flushdb()
+
+
+def test_envelope_hash_formula():
+    fields = dict(type="A", data={"b": 1, "a": "é"}, version=1, event_id="e", occurred_at="2024-05-01T12:00:00+00:00",
+                  actor="x", command_id=None, prev_hash=GENESIS_HASH)
+    body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert envelope_hash(fields) == hashlib.sha256((GENESIS_HASH + body).encode()).hexdigest()
+    assert envelope_hash(fields | {"hash": "ignored"}) == envelope_hash(fields)
+
+
+def test_script_checks_the_chain_link_not_only_the_length(store, r, monkeypatch):
+    """A racer replaces the stream between our read of its last hash and our script."""
+    s = hand_stream(T, 1)
+    put(store, s, 0, ev(1))
+    real_xrange, fired = r.xrange, []
+
+    def racing_xrange(*args, **kwargs):
+        result = real_xrange(*args, **kwargs)
+        if not fired:
+            fired.append(True)
+            r.delete(s)
+            EventStore(r).append([StreamWrite(s, 0, [ev(9)])], actor="mallory")
+        return result
+
+    monkeypatch.setattr(r, "xrange", racing_xrange)
+    with pytest.raises(VersionConflict):
+        put(store, s, 1, ev(2))
+    monkeypatch.undo()
+    assert [e.actor for e in store.read(s)] == ["mallory"]
