@@ -1,0 +1,28 @@
+"""The Flask app factory."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from service import jobs, problems
+from service.backend import Backend
+from service.config import Config
+from service.room import Cardroom
+from service.routes.hands import hands
+from service.routes.meta import meta
+from service.routes.tables import tables
+from service.store import EventStore
+
+
+def create_app(config: Config | None = None, *, backend: Backend | None = None) -> Flask:
+    backend = backend or Backend.from_config(config or Config.from_env())
+    app = Flask(__name__)
+    app.json.sort_keys = False
+    app.extensions["backend"] = backend
+    app.extensions["cardroom"] = Cardroom(
+        EventStore(backend.redis), lambda table_id, hand_no: jobs.enqueue_showdown(
+            backend.queue, table_id, hand_no))
+    for blueprint in (meta, tables, hands):
+        app.register_blueprint(blueprint)
+    problems.register(app)
+    return app

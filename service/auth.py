@@ -1,0 +1,39 @@
+"""Bearer tokens: random, shown once, stored only as SHA-256 hashes in the table's events."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import request
+
+from domain.table import TableState
+from domain.views import Viewer
+from service.problems import ApiError
+from service.room import hash_token
+
+
+def viewer(table: TableState) -> Viewer:
+    """Who the request's token says the caller is, at this table."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
+    digest = hash_token(token.strip())
+    if hmac.compare_digest(digest, table.admin_token_hash):
+        return Viewer("admin")
+    if hmac.compare_digest(digest, table.auditor_token_hash):
+        return Viewer("auditor")
+    for seat in table.seats:
+        if hmac.compare_digest(digest, seat.token_hash):
+            return Viewer("player", seat.seat)
+    raise ApiError(403, "forbidden", "this token gives no access to this table")
+
+
+def require(table: TableState, *roles: str, seat: int | None = None) -> Viewer:
+    """The caller, if their role is one of ``roles`` (a player only for ``seat``, if given)."""
+    caller = viewer(table)
+    if caller.role not in roles:
+        raise ApiError(403, "forbidden", f"this needs the {' or '.join(roles)} token")
+    if caller.role == "player" and seat is not None and caller.seat != seat:
+        raise ApiError(403, "not_your_seat", f"this token is for seat {caller.seat}, not {seat}")
+    return caller

@@ -1,0 +1,63 @@
+"""Errors as RFC 9457 problem details with a stable ``code``, mapped in one place."""
+
+from __future__ import annotations
+
+from flask import Flask, jsonify
+from marshmallow import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from domain.errors import DomainError
+from service.room import NotFound, StaleVersion
+
+# Domain refusals are 422 unless they are about who may act or about timing.
+DOMAIN_STATUS = {"not_your_turn": 403, "not_in_hand": 403, "hand_in_progress": 409,
+                 "table_full": 409, "busy": 409, "table_exists": 409}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, detail: str, **extra):
+        super().__init__(detail)
+        self.status, self.code, self.detail, self.extra = status, code, detail, extra
+
+
+def problem(status: int, code: str, detail: str, **extra):
+    body = {"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
+            "status": status, "detail": detail, "code": code, **extra}
+    response = jsonify(body)
+    response.status_code = status
+    response.mimetype = "application/problem+json"
+    return response
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError):
+        return problem(error.status, error.code, error.detail, **error.extra)
+
+    @app.errorhandler(DomainError)
+    def domain_error(error: DomainError):
+        return problem(DOMAIN_STATUS.get(error.code, 422), error.code, error.message)
+
+    @app.errorhandler(NotFound)
+    def not_found(error: NotFound):
+        return problem(404, error.code, error.message)
+
+    @app.errorhandler(StaleVersion)
+    def stale(error: StaleVersion):
+        return problem(409, "version_conflict", f"the hand is at version {error.current}",
+                       current_version=error.current)
+
+    @app.errorhandler(ValidationError)
+    def invalid(error: ValidationError):
+        return problem(422, "invalid_request", "the request body is not valid",
+                       errors=error.messages)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        code = (error.name or "error").lower().replace(" ", "_")
+        return problem(error.code or 500, code, error.description or error.name)
+
+    @app.errorhandler(Exception)
+    def unexpected(error: Exception):
+        app.logger.exception("unhandled error")
+        return problem(500, "internal_error", "an unexpected error occurred")

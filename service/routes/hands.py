@@ -1,0 +1,80 @@
+"""Hands: start one, read it as the caller may see it, act in it, and audit it."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from domain.audit import audit_hand
+from domain.commands import Act
+from domain.views import view_hand
+from service import schemas
+from service.auth import require
+from service.problems import ApiError
+from service.routes import body, idempotency_key, room
+from service.room import to_event
+from service.store import hand_stream, verify_chain
+
+hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
+
+
+@hands.post("")
+def start_hand(table_id: str):
+    require(room().table(table_id).state, "admin")
+    return room().start_hand(table_id, idempotency_key()), 201
+
+
+@hands.get("/<int:hand_no>")
+def read_hand(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    hand = room().hand(table_id, hand_no)
+    view = {"table_id": table_id, "version": hand.version, **view_hand(hand.state, caller)}
+    return view, 200, {"ETag": f'"{hand.version}"'}
+
+
+@hands.post("/<int:hand_no>/actions")
+def act(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "player")
+    action = body(schemas.Action())
+    expected = action["expected_version"]
+    if expected is None and request.headers.get("If-Match"):
+        expected = _version_from_etag(request.headers["If-Match"])
+    command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
+                  cards=tuple(action["cards"]))
+    return room().act(table_id, hand_no, command, expected, idempotency_key()), 201
+
+
+@hands.get("/<int:hand_no>/events")
+def events(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    after = schemas.EventsQuery().load(request.args)["after"]
+    return {"events": room().hand_events(table_id, hand_no, caller, after=after)}
+
+
+@hands.get("/<int:hand_no>/history")
+def history(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    hand = room().hand(table_id, hand_no)
+    if caller.role != "auditor" and hand.state.status != "ended":
+        raise ApiError(403, "hand_not_ended", "the history is open to players once the hand ends")
+    return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
+            "version": hand.version, "events": room().hand_events(table_id, hand_no, caller)}
+
+
+@hands.get("/<int:hand_no>/audit")
+def audit(table_id: str, hand_no: int):
+    require(room().table(table_id).state, "auditor")
+    room().hand(table_id, hand_no)
+    envelopes = room().store.read(hand_stream(table_id, hand_no))
+    chain_problems = verify_chain(envelopes)
+    checks = [{"name": "hash_chain", "ok": not chain_problems,
+               "detail": "; ".join(chain_problems) or f"{len(envelopes)} events chained"}]
+    checks += audit_hand([to_event(e) for e in envelopes])
+    return {"table_id": table_id, "hand_no": hand_no, "valid": all(c["ok"] for c in checks),
+            "checks": checks}
+
+
+def _version_from_etag(value: str) -> int:
+    tag = value.strip().removeprefix("W/").strip('"')
+    if not tag.isdigit():
+        raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17"')
+    return int(tag)

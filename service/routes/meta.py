@@ -1,0 +1,39 @@
+"""Health, the game catalog, and the API description."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from flask import Blueprint, Response
+
+from domain.poker.variants import VARIANTS
+from service.problems import problem
+from service.routes import room
+
+meta = Blueprint("meta", __name__)
+
+
+@meta.get("/healthz")
+def healthz():
+    try:
+        room().store.redis.ping()
+    except Exception as error:  # any failure of the store means "not healthy"
+        return problem(503, "store_unavailable", f"the event store does not answer: {error}")
+    return {"status": "ok"}
+
+
+@meta.get("/v1/games")
+def games():
+    return {"games": [v.catalog_entry() for v in VARIANTS.values()]}
+
+
+@meta.get("/openapi.yaml")
+def openapi():
+    spec = resources.files("service").joinpath("openapi.yaml").read_text()
+    return Response(spec, mimetype="application/yaml")
+
+
+@meta.get("/docs")
+def docs():
+    page = resources.files("service").joinpath("static/docs.html").read_text()
+    return Response(page, mimetype="text/html")

@@ -1,0 +1,54 @@
+"""Tables and the players at them."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from service import schemas
+from service.auth import require
+from service.routes import body, idempotency_key, room
+
+tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
+
+
+@tables.post("")
+def create_table():
+    request = body(schemas.CreateTable())
+    return room().create_table(request["game"], request["options"], request["max_seats"]), 201
+
+
+@tables.get("/<table_id>")
+def read_table(table_id: str):
+    table = room().table(table_id)
+    require(table.state, "admin", "auditor", "player")
+    state = table.state
+    return {
+        "table_id": table_id, "game": state.game, "options": state.options,
+        "max_seats": state.max_seats, "button": state.button, "version": table.version,
+        "current_hand": state.hand_no if state.hand_in_progress else None,
+        "last_hand": state.hand_no or None,
+        "seats": [{"seat": s.seat, "name": s.name, "player_id": s.player_id, "stack": s.stack,
+                   "status": "in_hand" if s.seat in state.dealt_in else "seated"}
+                  for s in state.seats],
+    }
+
+
+@tables.post("/<table_id>/players")
+def join_table(table_id: str):
+    request = body(schemas.JoinTable())
+    room().table(table_id)
+    return room().seat_player(table_id, request["name"], request["buy_in"], idempotency_key()), 201
+
+
+@tables.post("/<table_id>/players/<int:seat>/chips")
+def add_chips(table_id: str, seat: int):
+    require(room().table(table_id).state, "player", seat=seat)
+    request = body(schemas.AddChips())
+    return room().add_chips(table_id, seat, request["amount"], idempotency_key()), 201
+
+
+@tables.delete("/<table_id>/players/<int:seat>")
+def leave_table(table_id: str, seat: int):
+    caller = require(room().table(table_id).state, "player", "admin", seat=seat)
+    actor = "admin" if caller.role == "admin" else f"seat:{seat}"
+    return room().leave(table_id, seat, actor), 200

@@ -1,0 +1,57 @@
+"""Request bodies, validated with marshmallow: unknown fields, wrong types and amounts
+outside sane bounds are refused before any command is built."""
+
+from __future__ import annotations
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+from domain.cards import InvalidCard, parse_card
+
+MAX_AMOUNT = 10**9
+ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw")
+
+
+class Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def _amount(**kwargs):
+    return fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_AMOUNT), **kwargs)
+
+
+def _card(value: str) -> None:
+    try:
+        parse_card(value)
+    except InvalidCard as error:
+        raise ValidationError(str(error)) from None
+
+
+class CreateTable(Strict):
+    game = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    options = fields.Dict(keys=fields.String(), load_default=dict)
+    max_seats = fields.Integer(strict=True, validate=validate.Range(min=1, max=100),
+                               load_default=None)
+
+
+class JoinTable(Strict):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    buy_in = _amount(required=True)
+
+
+class AddChips(Strict):
+    amount = _amount(required=True)
+
+
+class Action(Strict):
+    type = fields.String(required=True, validate=validate.OneOf(ACTION_TYPES))
+    amount = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_AMOUNT),
+                            load_default=None, allow_none=True)
+    cards = fields.List(fields.String(validate=_card), validate=validate.Length(max=10),
+                        load_default=list)
+    expected_version = fields.Integer(strict=True, validate=validate.Range(min=0),
+                                      load_default=None, allow_none=True)
+
+
+class EventsQuery(Strict):
+    after = fields.Integer(validate=validate.Range(min=0), load_default=0)
