@@ -129,26 +129,37 @@ def client(fake_backend):
 
 
 @pytest.fixture
-def worker_process(tmp_path):
-    """Factory: ``worker_process(url, count=1, **env)`` starts real
-    ``cardroom worker`` processes and returns their Popen objects; all are
-    stopped at teardown. Their output goes to ``tmp_path/worker-<i>.log``."""
+def cardroom_process(tmp_path):
+    """Factory: ``cardroom_process(*args, cwd=None, **env)`` starts
+    ``python -m service.cli *args`` (REDIS_URL unset unless given in ``env``)
+    and returns its Popen, with ``.log_path`` holding its output. Every process
+    still running at teardown is killed."""
     started: list[subprocess.Popen] = []
 
-    def start(url: str, count: int = 1, **env: str) -> list[subprocess.Popen]:
-        procs = []
-        for _ in range(count):
-            log = open(tmp_path / f"worker-{len(started)}.log", "wb")
+    def start(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Popen:
+        log_path = tmp_path / f"cardroom-{args[0]}-{len(started)}.log"
+        with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "service.cli", "worker"],
-                cwd=ROOT, env=subprocess_env(REDIS_URL=url, **env),
+                [sys.executable, "-m", "service.cli", *args],
+                cwd=cwd or ROOT, env=subprocess_env(**env),
                 stdout=log, stderr=subprocess.STDOUT,
             )
-            log.close()
-            started.append(proc)
-            procs.append(proc)
-        return procs
+        proc.log_path = log_path
+        started.append(proc)
+        return proc
 
     yield start
     for proc in started:
         stop_process(proc, signal.SIGKILL)
+
+
+@pytest.fixture
+def worker_process(cardroom_process):
+    """Factory: ``worker_process(url, count=1, **env)`` starts real
+    ``cardroom worker`` processes on ``url`` and returns their Popen objects
+    (output in ``proc.log_path``); all are killed at teardown."""
+
+    def start(url: str, count: int = 1, **env: str) -> list[subprocess.Popen]:
+        return [cardroom_process("worker", REDIS_URL=url, **env) for _ in range(count)]
+
+    return start

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 import signal
+import socket
 import subprocess
 import sys
-import threading
 import time
 import types
 import urllib.request
@@ -14,7 +14,6 @@ import urllib.request
 import pytest
 import rq
 
-from conftest import ROOT, free_port, stop_process, subprocess_env
 from service.backend import Backend
 from service.config import Config
 
@@ -25,6 +24,22 @@ def set_key(key: str, value: str) -> str:
     """A job: write ``key`` through the job's own connection."""
     rq.get_current_job().connection.set(key, value)
     return value
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
+    """Signal ``proc`` and return its exit code (killed if it outlives WAIT)."""
+    proc.send_signal(sig)
+    try:
+        return proc.wait(WAIT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"process ignored signal {sig}: {proc.log_path.read_text()}")
 
 
 def wait_for(predicate, timeout: float = WAIT, what: str = "condition"):
@@ -132,13 +147,10 @@ def test_worker_thread_survives_a_failing_sweeper(fake_backend, sweeper_calls, m
 
 # --- cardroom worker ---------------------------------------------------------
 
-def test_worker_command_requires_redis_url():
-    result = subprocess.run(
-        [sys.executable, "-m", "service.cli", "worker"], cwd=ROOT,
-        env=subprocess_env(), capture_output=True, text=True, timeout=60,
-    )
-    assert result.returncode != 0
-    assert "REDIS_URL" in result.stderr
+def test_worker_command_requires_redis_url(cardroom_process):
+    proc = cardroom_process("worker")
+    assert proc.wait(WAIT) != 0
+    assert "REDIS_URL" in proc.log_path.read_text()
 
 
 @pytest.mark.redis
@@ -147,7 +159,7 @@ def test_real_worker_runs_jobs_and_stops_on_sigterm(real_backend, redis_url, wor
     job = real_backend.queue.enqueue(set_key, "real", "yes")
     wait_for(lambda: real_backend.redis.get("real") == b"yes", what="the worker to run the job")
     assert job.get_status(refresh=True) == "finished"
-    assert stop_process(proc, signal.SIGTERM, timeout=WAIT) == 0
+    assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
 
 
 @pytest.mark.redis
@@ -157,7 +169,7 @@ def test_real_workers_share_the_queue_and_die_on_sigkill(real_backend, redis_url
         real_backend.queue.enqueue(set_key, f"n{i}", str(i))
     wait_for(lambda: all(real_backend.redis.get(f"n{i}") for i in range(10)), what="10 jobs")
     for proc in procs:
-        assert stop_process(proc, signal.SIGKILL) == -signal.SIGKILL
+        assert stop(proc, signal.SIGKILL) == -signal.SIGKILL
 
 
 # --- cardroom serve ----------------------------------------------------------
@@ -170,18 +182,6 @@ def _app_importable() -> str | None:
     return None
 
 
-def _serve(tmp_path, *args: str, **env: str):
-    """Start ``cardroom serve`` on a free port; return (process, base URL, log path)."""
-    port = free_port()
-    log_path = tmp_path / f"serve-{port}.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(port), *args],
-            cwd=tmp_path, env=subprocess_env(**env), stdout=log, stderr=subprocess.STDOUT,
-        )
-    return proc, f"http://127.0.0.1:{port}", log_path
-
-
 def _healthz(base: str) -> int | None:
     try:
         with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
@@ -190,26 +190,25 @@ def _healthz(base: str) -> int | None:
         return None
 
 
-def _check_serve(tmp_path, mode: str, *args: str, **env: str):
+def _check_serve(cardroom_process, tmp_path, mode: str, *args: str, **env: str):
+    """``cardroom serve`` answers /healthz, says its mode, and stops on SIGTERM."""
     reason = _app_importable()
     if reason:
         pytest.skip(reason)
-    proc, base, log_path = _serve(tmp_path, *args, **env)
-    try:
-        wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
-        assert proc.poll() is None, log_path.read_text()
-        assert _healthz(base) == 200
-        first_line = log_path.read_text().splitlines()[0]
-        assert mode in first_line and base in first_line
-    finally:
-        code = stop_process(proc, signal.SIGTERM, timeout=WAIT)
-    assert code == 0, log_path.read_text()
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = cardroom_process("serve", "--port", str(port), *args, cwd=tmp_path, **env)
+    wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+    assert proc.poll() is None, proc.log_path.read_text()
+    first_line = proc.log_path.read_text().splitlines()[0]
+    assert mode in first_line and base in first_line
+    assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
 
 
-def test_serve_embedded_answers_healthz(tmp_path):
-    _check_serve(tmp_path, "embedded mode")
+def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
+    _check_serve(cardroom_process, tmp_path, "embedded mode")
 
 
 @pytest.mark.redis
-def test_serve_with_redis_answers_healthz(tmp_path, redis_url):
-    _check_serve(tmp_path, "redis mode", "--workers", "2", REDIS_URL=redis_url)
+def test_serve_with_redis_answers_healthz(cardroom_process, tmp_path, redis_url):
+    _check_serve(cardroom_process, tmp_path, "redis mode", "--workers", "2", REDIS_URL=redis_url)
