@@ -9,6 +9,9 @@ conditional on the hand's version, so running a job twice settles once.
 
 from __future__ import annotations
 
+import os
+import time
+
 from rq import Queue, get_current_job
 
 from service.room import SHOWDOWN_JOB, Cardroom
@@ -17,6 +20,8 @@ from service.store import EventStore
 
 def settle_showdown(table_id: str, hand_no: int) -> bool:
     connection = get_current_job().connection
+    # Fault injection for the crash tests: hold the job here so a test can kill the worker.
+    time.sleep(float(os.environ.get("CARDROOM_SHOWDOWN_PAUSE", "0")))
     return Cardroom(EventStore(connection), None).settle_showdown(table_id, hand_no)
 
 

@@ -1,0 +1,55 @@
+"""Drive the poker engine directly: start hands and play them with a seeded random strategy."""
+
+from __future__ import annotations
+
+import random
+from functools import reduce
+
+from domain.commands import Act, Showdown, StartHand
+from domain.options import resolve_options
+from domain.poker import engine
+from domain.poker.variants import FIVE_CARD_DRAW
+
+
+def options(**given) -> dict:
+    return resolve_options(FIVE_CARD_DRAW.options, given)
+
+
+def start(stacks: list[int], *, button: int = 1, seed: str = "ab" * 32, **given):
+    """A started hand: seats numbered 1.. with the given stacks."""
+    state = engine.initial_state({"game": "five-card-draw", "options": options(**given)})
+    seats = tuple({"seat": i, "name": f"p{i}", "stack": s} for i, s in enumerate(stacks, 1))
+    events = engine.decide(state, StartHand(hand_no=1, button=button, seats=seats, seed=seed))
+    return reduce(engine.evolve, events, state), events
+
+
+def act(state, seat, type_, amount=None, cards=()):
+    """Apply one move; return the new state and its events."""
+    events = engine.decide(state, Act(seat=seat, type=type_, amount=amount, cards=tuple(cards)))
+    return reduce(engine.evolve, events, state), events
+
+
+def random_move(state, rng: random.Random) -> Act:
+    seat = state.to_act
+    legal = engine.legal_actions(state, seat)
+    choice = rng.choice(legal)
+    if choice["type"] == "draw":
+        cards = rng.sample(state.seat(seat).cards, rng.randint(0, choice["max_cards"]))
+        return Act(seat=seat, type="draw", cards=tuple(cards))
+    if choice["type"] in ("bet", "raise"):
+        amount = rng.randrange(choice["min"], choice["max"] + 1, choice["step"])
+        return Act(seat=seat, type=choice["type"], amount=amount)
+    return Act(seat=seat, type=choice["type"])
+
+
+def play_out(state, rng: random.Random, on_step=None):
+    """Play to the end with random legal moves (settling the showdown); all events."""
+    events = []
+    while state.status != "ended":
+        command = Showdown() if state.status == "showdown_pending" else random_move(state, rng)
+        new = engine.decide(state, command)
+        state = reduce(engine.evolve, new, state)
+        events += new
+        if on_step:
+            on_step(state, new)
+    return state, events

@@ -1,0 +1,198 @@
+"""Five Card Draw under the house rules of rule book 000: limits, raise cap, draw, pots."""
+
+from dataclasses import replace
+
+import pytest
+
+from domain.cards import STANDARD_DECK, shuffled
+from domain.commands import Showdown
+from domain.errors import DomainError
+from domain.events import HandEnded, PotAwarded, ShowdownEvaluated
+from domain.poker import engine
+from tests.poker.play import act, start
+
+
+def refused(code, state, seat, type_, amount=None, cards=()):
+    with pytest.raises(DomainError) as error:
+        act(state, seat, type_, amount, cards)
+    assert error.value.code == code, error.value.message
+
+
+def test_antes_are_posted_and_five_cards_dealt_one_at_a_time_from_the_dealers_left():
+    state, events = start([1000, 1000, 1000], button=3)
+    assert [s.committed for s in state.seats] == [25, 25, 25]
+    assert all(len(s.cards) == 5 for s in state.seats)
+    deck = shuffled(STANDARD_DECK, "ab" * 32)
+    assert state.seat(1).cards[0] == deck[0].code  # seat 1 is left of the button (3)
+    assert state.seat(2).cards[0] == deck[1].code
+    assert state.seat(1).cards[1] == deck[3].code
+    assert state.to_act == 1 and state.status == "betting"
+
+
+def test_first_round_opens_at_exactly_one_unit():
+    state, _ = start([1000, 1000, 1000], button=3)
+    refused("amount_out_of_range", state, 1, "bet", 50)
+    refused("amount_out_of_range", state, 1, "bet", 10)
+    state, _ = act(state, 1, "bet", 25)
+    assert state.current_bet == 25
+
+
+def test_example_a_of_000_each_player_has_125_in_after_round_one():
+    state, _ = start([1000] * 4, button=4)
+    state, _ = act(state, 1, "bet", 25)
+    state, _ = act(state, 2, "raise", 50)
+    state, _ = act(state, 3, "raise", 75)
+    state, _ = act(state, 4, "raise", 100)
+    refused("raise_cap_reached", state, 1, "raise", 125)
+    for seat in (1, 2, 3):
+        state, _ = act(state, seat, "call")
+    assert [s.committed for s in state.seats] == [125] * 4
+    assert state.status == "drawing" and state.pot == 500
+
+
+def test_fourth_raise_is_refused_in_house_limit():
+    state, _ = start([1000, 1000], button=2)
+    state, _ = act(state, 1, "bet", 25)
+    for seat, to in ((2, 50), (1, 75), (2, 100)):
+        state, _ = act(state, seat, "raise", to)
+    refused("raise_cap_reached", state, 1, "raise", 125)
+    assert "raise" not in [a["type"] for a in engine.legal_actions(state, 1)]
+
+
+def to_second_round(players=6):
+    state, _ = start([2000] * players, button=players)
+    for seat in range(1, players + 1):
+        state, _ = act(state, seat, "check")
+    for seat in range(1, players + 1):
+        state, _ = act(state, seat, "draw", cards=())
+    assert state.status == "betting" and state.street == 3
+    return state
+
+
+def test_example_b_of_000_second_round_raises_by_25_or_50_and_caps_at_three():
+    state = to_second_round()
+    state, _ = act(state, 1, "fold")
+    state, _ = act(state, 2, "check")
+    state, _ = act(state, 3, "bet", 50)
+    state, _ = act(state, 4, "call")
+    state, _ = act(state, 5, "raise", 75)
+    state, _ = act(state, 6, "raise", 125)
+    state, _ = act(state, 2, "raise", 175)
+    refused("raise_cap_reached", state, 3, "raise", 200)
+    state, _ = act(state, 3, "fold")
+    for seat in (4, 5, 6):
+        state, _ = act(state, seat, "call")
+    assert [state.seat(s).committed for s in (2, 4, 5, 6)] == [200] * 4  # 175 + ante 25
+    assert state.status == "showdown_pending"
+
+
+def test_second_round_opening_bet_is_at_most_50_and_raises_at_most_50():
+    state = to_second_round(2)
+    refused("amount_out_of_range", state, 1, "bet", 75)
+    refused("amount_out_of_range", state, 1, "bet", 30)
+    state, _ = act(state, 1, "bet", 25)
+    refused("amount_out_of_range", state, 2, "raise", 100)
+    state, _ = act(state, 2, "raise", 75)
+    assert state.current_bet == 75
+
+
+def test_acting_out_of_turn_is_refused():
+    state, _ = start([1000, 1000, 1000], button=3)
+    refused("not_your_turn", state, 2, "check")
+
+
+def test_illegal_moves_have_their_codes():
+    state, _ = start([1000, 1000], button=2)
+    refused("illegal_action", state, 1, "call")
+    refused("illegal_action", state, 1, "raise", 50)
+    refused("amount_required", state, 1, "bet")
+    refused("illegal_action", state, 1, "draw", cards=())
+    state, _ = act(state, 1, "bet", 25)
+    refused("illegal_action", state, 2, "check")
+    refused("illegal_action", state, 2, "bet", 25)
+
+
+def test_draw_limits_and_cards_must_be_in_hand():
+    state, _ = start([1000, 1000], button=2)
+    state, _ = act(state, 1, "check")
+    state, _ = act(state, 2, "check")
+    hand = state.seat(1).cards
+    other = state.seat(2).cards
+    refused("too_many_discards", state, 1, "draw", cards=hand[:4])
+    refused("card_not_in_hand", state, 1, "draw", cards=other[:1])
+    refused("duplicate_cards", state, 1, "draw", cards=(hand[0], hand[0]))
+    deck_top = state.deck[:3]
+    state, _ = act(state, 1, "draw", cards=hand[1:4])
+    assert state.seat(1).cards == (hand[0], *deck_top, hand[4])
+
+
+def test_all_bets_must_be_covered_by_default():
+    state, _ = start([1000, 60], button=2)
+    state, _ = act(state, 1, "bet", 25)
+    state, _ = act(state, 2, "call")
+    state, _ = act(state, 1, "draw", cards=())
+    state, _ = act(state, 2, "draw", cards=())
+    state, _ = act(state, 1, "bet", 50)
+    assert [a["type"] for a in engine.legal_actions(state, 2)] == ["fold"]
+    refused("insufficient_chips", state, 2, "call")
+    refused("insufficient_chips", state, 2, "raise", 75)
+
+
+def test_side_pots_option_lets_a_short_stack_call_all_in():
+    state, _ = start([1000, 1000, 60], button=3, all_in="side_pots")
+    state, _ = act(state, 1, "bet", 25)
+    state, _ = act(state, 2, "raise", 50)
+    state, _ = act(state, 3, "call")  # 35 left: all in for 35
+    assert state.seat(3).status == "all_in" and state.seat(3).stack == 0
+    state, _ = act(state, 1, "call")
+    for seat in (1, 2, 3):
+        state, _ = act(state, seat, "draw", cards=())
+    state, _ = act(state, 1, "bet", 50)
+    state, _ = act(state, 2, "call")
+    assert state.status == "showdown_pending"
+    events = engine.decide(state, Showdown())
+    pots = [e for e in events if isinstance(e, PotAwarded)]
+    assert [p.amount for p in pots] == [180, 130]
+    assert pots[0].eligible == (1, 2, 3) and pots[1].eligible == (1, 2)
+
+
+def test_everyone_folding_to_one_player_ends_the_hand_without_showdown():
+    state, _ = start([1000, 1000, 1000], button=3)
+    state, _ = act(state, 1, "bet", 25)
+    state, _ = act(state, 2, "fold")
+    state, events = act(state, 3, "fold")
+    assert not any(isinstance(e, ShowdownEvaluated) for e in events)
+    (award,) = [e for e in events if isinstance(e, PotAwarded)]
+    assert award.reason == "uncontested" and award.shares == {"1": 100}
+    assert isinstance(events[-1], HandEnded) and events[-1].net == {"1": 50, "2": -25, "3": -25}
+    assert state.status == "ended"
+
+
+def showdown_with(hands: dict[int, str], button: int, ante=25):
+    """Settle a showdown where each seat holds the given cards."""
+    state, _ = start([1000] * len(hands), button=button, ante=ante)
+    for seat in [s.seat for s in state.from_left_of_button()]:
+        state, _ = act(state, seat, "check")
+    for seat in [s.seat for s in state.from_left_of_button()]:
+        state, _ = act(state, seat, "draw", cards=())
+    for seat in [s.seat for s in state.from_left_of_button()]:
+        state, _ = act(state, seat, "check")
+    state = replace(state, seats=tuple(replace(s, cards=tuple(hands[s.seat].split()))
+                                       for s in state.seats))
+    return engine.decide(state, Showdown())
+
+
+def test_tied_hands_split_the_pot_and_the_odd_chip_goes_left_of_the_dealer():
+    events = showdown_with({1: "As Kd Qh Jc 9s", 2: "2c 3d 4h 6s 8c", 3: "Ac Kh Qd Js 9h"},
+                           button=2, ante=25)
+    (award,) = [e for e in events if isinstance(e, PotAwarded)]
+    # 75 points = 3 chips of 25 between seats 1 and 3: seat 3 is first left of the button (2)
+    assert award.winners == (3, 1) and award.shares == {"3": 50, "1": 25}
+
+
+def test_suits_never_break_ties_and_the_best_hand_wins():
+    events = showdown_with({1: "Ts 9s 8s 7s 6s", 2: "Ah Ad Ac As Kd"}, button=2)
+    (award,) = [e for e in events if isinstance(e, PotAwarded)]
+    assert award.winners == (1,)
+    shown = [e for e in events if isinstance(e, ShowdownEvaluated)][0].hands
+    assert {h["seat"]: h["category"] for h in shown} == {1: "straight_flush", 2: "four_of_a_kind"}
