@@ -14,6 +14,13 @@ cards and anyone holding the revealed seed can recompute the deck:
     Fisher-Yates: for i = len(deck) - 1 down to 1, swap deck[i] and deck[draw(i + 1)]
 
 The commitment published before the deal is ``SHA-256(seed)`` in hex.
+
+Decks: `STANDARD_DECK` (52), `with_jokers(1)` / `with_jokers(2)` (the jokers
+``Xj`` and ``Yj``: rank 0, suit ``j``, index 52 and 53; they are wild or the
+bug only as a game says), and the pinochle packs of rule book 004:
+`PINOCHLE_48` (9, 10, J, Q, K, A of each suit, two of every card) and
+`PINOCHLE_64` (the same with 8s and 7s). A pack holding two of a card holds
+the same interned `Card` twice: the two copies are indistinguishable.
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ class InvalidCard(ValueError):
 
 class Card:
     """One playing card. ``rank`` is 2..14 (ace high), ``suit`` one of ``cdhs``;
-    ``index`` is 0..51 (rank-major) and is unique per distinct card."""
+    ``index`` is 0..51 (rank-major) and is unique per distinct card. A joker
+    has rank 0, suit ``j`` and index 52 or 53."""
 
     __slots__ = ("code", "rank", "suit", "index")
 
@@ -64,6 +72,25 @@ for _r, _rank_char in enumerate(RANKS):
         _BY_CODE[_code] = Card(_code, _r + 2, _suit, _r * 4 + _s)
 
 STANDARD_DECK: tuple[Card, ...] = tuple(sorted(_BY_CODE.values(), key=lambda c: c.index))
+
+
+JOKERS: tuple[Card, ...] = (Card("Xj", 0, "j", 52), Card("Yj", 0, "j", 53))
+for _joker in JOKERS:
+    _BY_CODE[_joker.code] = _joker
+
+PINOCHLE_48: tuple[Card, ...] = tuple(c for c in STANDARD_DECK if c.rank >= 9) * 2
+PINOCHLE_64: tuple[Card, ...] = tuple(c for c in STANDARD_DECK if c.rank >= 7) * 2
+
+
+def with_jokers(count: int) -> tuple[Card, ...]:
+    """The standard deck plus one or two jokers."""
+    if count not in (0, 1, 2):
+        raise ValueError("a deck has no more than two jokers")
+    return STANDARD_DECK + JOKERS[:count]
+
+
+def is_joker(card: Card) -> bool:
+    return card.suit == "j"
 
 
 def register_card(card: Card) -> Card:
