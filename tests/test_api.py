@@ -1,0 +1,279 @@
+"""The HTTP contract through the Flask test client on embedded fakeredis."""
+
+import pytest
+
+from service.store import hand_stream, table_stream
+
+
+def auth(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def table(client):
+    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4}).json
+    players = {}
+    for name in ("ann", "bob", "cy"):
+        joined = client.post(f"/v1/tables/{created['table_id']}/players",
+                             json={"name": name, "buy_in": 1000}).json
+        players[joined["seat"]] = auth(joined["token"])
+    return {"id": created["table_id"], "admin": auth(created["admin_token"]),
+            "auditor": auth(created["auditor_token"]), "players": players}
+
+
+def start_hand(client, table):
+    response = client.post(f"/v1/tables/{table['id']}/hands", headers=table["admin"])
+    assert response.status_code == 201, response.json
+    return response.json["hand_no"]
+
+
+def hand_url(table, hand_no, suffix=""):
+    return f"/v1/tables/{table['id']}/hands/{hand_no}{suffix}"
+
+
+def read(client, table, hand_no, seat=1):
+    return client.get(hand_url(table, hand_no), headers=table["players"][seat]).json
+
+
+def act(client, table, hand_no, seat, **body):
+    return client.post(hand_url(table, hand_no, "/actions"), json=body,
+                       headers=table["players"][seat])
+
+
+def assert_problem(response, status, code):
+    assert response.status_code == status, response.json
+    assert response.mimetype == "application/problem+json"
+    assert response.json["code"] == code and response.json["status"] == status
+
+
+def play_to_showdown(client, table, hand_no):
+    """Seat 2 (left of the button, seat 1) bets, all call, all stand pat, all check."""
+    for seat, body in ((2, {"type": "bet", "amount": 25}), (3, {"type": "call"}),
+                       (1, {"type": "call"})):
+        assert act(client, table, hand_no, seat, **body).status_code == 201
+    for seat in (2, 3, 1):
+        assert act(client, table, hand_no, seat, type="draw", cards=[]).status_code == 201
+    for seat in (2, 3, 1):
+        assert act(client, table, hand_no, seat, type="check").status_code == 201
+
+
+def test_games_catalog_lists_five_card_draw_with_its_options(client):
+    (game,) = client.get("/v1/games").json["games"]
+    assert game["id"] == "five-card-draw" and (game["min_players"], game["max_players"]) == (2, 6)
+    defaults = {o["name"]: o["default"] for o in game["options"]}
+    assert defaults["ante"] == 25 and defaults["max_raises"] == 3 and defaults["max_discard"] == 3
+
+
+def test_a_hand_plays_to_a_showdown_settled_by_the_worker(client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    hand = read(client, table, hand_no)
+    assert hand["status"] == "betting" and hand["to_act"] == 2 and hand["pot"] == 75
+    play_to_showdown(client, table, hand_no)
+    assert read(client, table, hand_no)["status"] == "showdown_pending"
+    fake_backend.run_jobs()
+    hand = read(client, table, hand_no)
+    assert hand["status"] == "ended" and hand["seed"]
+    assert sum(hand["result"]["net"].values()) == 0
+    assert all(None not in s["cards"] for s in hand["seats"])  # all shown at showdown
+    stacks = [s["stack"] for s in client.get(f"/v1/tables/{table['id']}",
+                                             headers=table["admin"]).json["seats"]]
+    assert sum(stacks) == 3000 and stacks != [1000, 1000, 1000]
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert audit["valid"], audit
+
+
+def test_a_player_sees_only_their_own_cards(client, table):
+    hand_no = start_hand(client, table)
+    hand = read(client, table, hand_no, seat=2)
+    cards = {s["seat"]: s["cards"] for s in hand["seats"]}
+    assert None not in cards[2] and cards[1] == [None] * 5 and cards[3] == [None] * 5
+    assert hand["seed"] is None
+    events = client.get(hand_url(table, hand_no, "/events"), headers=table["players"][2]).json
+    dealt = {e["data"]["seat"]: e["data"]["cards"] for e in events["events"]
+             if e["type"] == "CardsDealt"}
+    assert dealt[2] == cards[2] and dealt[1] == [None] * 5
+    assert [e for e in events["events"] if e["type"] == "HandStarted"][0]["data"]["seed"] is None
+
+
+def test_legal_actions_are_for_the_caller_only(client, table):
+    hand_no = start_hand(client, table)
+    assert read(client, table, hand_no, seat=1)["legal_actions"] == []
+    legal = read(client, table, hand_no, seat=2)["legal_actions"]
+    assert {"type": "bet", "min": 25, "max": 25, "step": 25} in legal
+
+
+def test_illegal_moves_get_their_codes_and_write_nothing(client, table):
+    hand_no = start_hand(client, table)
+    version = read(client, table, hand_no)["version"]
+    assert_problem(act(client, table, hand_no, 1, type="check"), 403, "not_your_turn")
+    assert_problem(act(client, table, hand_no, 2, type="bet", amount=100), 422,
+                   "amount_out_of_range")
+    assert_problem(act(client, table, hand_no, 2, type="call"), 422, "illegal_action")
+    assert_problem(act(client, table, hand_no, 2, type="draw", cards=["As"]), 422,
+                   "illegal_action")
+    assert_problem(act(client, table, hand_no, 2, type="shove"), 422, "invalid_request")
+    assert_problem(act(client, table, hand_no, 2, type="bet", amount=-25), 422, "invalid_request")
+    assert_problem(act(client, table, hand_no, 2, type="bet", amount="25"), 422,
+                   "invalid_request")
+    assert_problem(act(client, table, hand_no, 2, type="bet", amount=10**12), 422,
+                   "invalid_request")
+    assert_problem(act(client, table, hand_no, 2, type="draw", cards=["Zz"]), 422,
+                   "invalid_request")
+    assert_problem(act(client, table, hand_no, 2, type="check", extra=1), 422, "invalid_request")
+    assert read(client, table, hand_no)["version"] == version
+
+
+def test_a_draw_of_cards_not_held_is_refused(client, table):
+    hand_no = start_hand(client, table)
+    for seat in (2, 3, 1):
+        act(client, table, hand_no, seat, type="check")
+    mine = read(client, table, hand_no, seat=2)["seats"][1]["cards"]
+    theirs = [c for c in ("As", "Kd", "2c", "7h", "9s", "Tc") if c not in mine][:1]
+    assert_problem(act(client, table, hand_no, 2, type="draw", cards=theirs), 422,
+                   "card_not_in_hand")
+    assert_problem(act(client, table, hand_no, 2, type="draw", cards=mine[:4]), 422,
+                   "too_many_discards")
+
+
+def test_tokens_are_checked(client, table):
+    hand_no = start_hand(client, table)
+    url = hand_url(table, hand_no)
+    assert_problem(client.get(url), 401, "unauthorized")
+    assert_problem(client.get(url, headers=auth("nope")), 403, "forbidden")
+    other = client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    assert_problem(client.get(url, headers=auth(other["admin_token"])), 403, "forbidden")
+    assert_problem(client.post(f"/v1/tables/{table['id']}/hands", headers=table["players"][1]),
+                   403, "forbidden")
+    assert_problem(client.post(url + "/actions", json={"type": "check"}, headers=table["admin"]),
+                   403, "forbidden")
+    assert_problem(client.get(url + "/audit", headers=table["players"][1]), 403, "forbidden")
+    assert_problem(client.get(url + "/history", headers=table["players"][1]), 403,
+                   "hand_not_ended")
+    assert_problem(client.post(f"/v1/tables/{table['id']}/players/2/chips", json={"amount": 5},
+                               headers=table["players"][1]), 403, "not_your_seat")
+
+
+def test_unknown_tables_hands_and_bad_bodies(client, table):
+    assert_problem(client.get("/v1/tables/nope", headers=table["admin"]), 404, "table_not_found")
+    assert_problem(client.get(hand_url(table, 9), headers=table["admin"]), 404, "hand_not_found")
+    assert_problem(client.post("/v1/tables", data="{", content_type="application/json"), 400,
+                   "malformed_json")
+    assert_problem(client.post("/v1/tables", json=[1]), 422, "invalid_request")
+    assert_problem(client.post("/v1/tables", json={"game": "go-fish"}), 422, "unknown_game")
+    assert_problem(client.post("/v1/tables", json={"game": "five-card-draw",
+                                                   "options": {"antes": 5}}), 422,
+                   "unknown_option")
+    assert_problem(client.post("/v1/tables", json={"game": "five-card-draw",
+                                                   "options": {"max_discard": 5}}), 422,
+                   "invalid_option")
+    assert_problem(client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 9}),
+                   422, "invalid_max_seats")
+    assert_problem(client.post(f"/v1/tables/{table['id']}/players",
+                               json={"name": "dee", "buy_in": 0}), 422, "invalid_request")
+
+
+def test_a_stale_expected_version_gets_409_with_the_current_version(client, table):
+    hand_no = start_hand(client, table)
+    version = read(client, table, hand_no)["version"]
+    assert act(client, table, hand_no, 2, type="check", expected_version=version).status_code == 201
+    stale = act(client, table, hand_no, 3, type="check", expected_version=version)
+    assert_problem(stale, 409, "version_conflict")
+    assert stale.json["current_version"] == version + 1
+    etag = client.get(hand_url(table, hand_no), headers=table["players"][3]).headers["ETag"]
+    matched = client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
+                          headers={**table["players"][3], "If-Match": etag})
+    assert matched.status_code == 201
+
+
+def test_a_retried_action_with_the_same_idempotency_key_applies_once(client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    headers = {**table["players"][2], "Idempotency-Key": "k-1"}
+    first = client.post(hand_url(table, hand_no, "/actions"),
+                        json={"type": "bet", "amount": 25}, headers=headers)
+    again = client.post(hand_url(table, hand_no, "/actions"),
+                        json={"type": "bet", "amount": 25}, headers=headers)
+    assert first.status_code == again.status_code == 201 and first.json == again.json
+    events = fake_backend.redis.xlen(hand_stream(table["id"], hand_no))
+    assert events == first.json["version"]
+
+
+def test_a_retried_join_seats_the_player_once(client, fake_backend, table):
+    url = f"/v1/tables/{table['id']}/players"
+    first = client.post(url, json={"name": "dee", "buy_in": 500}, headers={"Idempotency-Key": "j"})
+    again = client.post(url, json={"name": "dee", "buy_in": 500}, headers={"Idempotency-Key": "j"})
+    assert first.json == again.json
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).json["seats"]
+    assert [s["name"] for s in seats].count("dee") == 1
+
+
+def test_chips_are_added_and_players_leave_only_between_hands(client, fake_backend, table):
+    url = f"/v1/tables/{table['id']}/players"
+    hand_no = start_hand(client, table)
+    assert_problem(client.post(f"{url}/1/chips", json={"amount": 100},
+                               headers=table["players"][1]), 409, "hand_in_progress")
+    assert_problem(client.delete(f"{url}/1", headers=table["players"][1]), 409, "hand_in_progress")
+    for seat in (2, 3):
+        act(client, table, hand_no, seat, type="bet" if seat == 2 else "fold",
+            **({"amount": 25} if seat == 2 else {}))
+    act(client, table, hand_no, 1, type="fold")
+    assert client.post(f"{url}/1/chips", json={"amount": 100},
+                       headers=table["players"][1]).json == {"seat": 1, "stack": 1075}
+    left = client.delete(f"{url}/3", headers=table["admin"])
+    assert left.status_code == 200 and left.json == {"seat": 3, "cashed_out": 975}
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).json["seats"]
+    assert {s["seat"]: s["stack"] for s in seats} == {1: 1075, 2: 1050}
+
+
+def test_the_button_moves_one_seat_left_after_each_hand(client, table):
+    buttons = []
+    for _ in range(3):
+        hand_no = start_hand(client, table)
+        hand = read(client, table, hand_no)
+        buttons.append(hand["button"])
+        first, second = hand["to_act"], hand["to_act"] % 3 + 1
+        act(client, table, hand_no, first, type="bet", amount=25)
+        act(client, table, hand_no, second, type="fold")
+        act(client, table, hand_no, second % 3 + 1, type="fold")
+    assert buttons == [1, 2, 3]
+
+
+def test_history_and_audit_after_an_uncontested_hand(client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    act(client, table, hand_no, 3, type="fold")
+    act(client, table, hand_no, 1, type="fold")
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][3]).json
+    assert history["events"][-1]["type"] == "HandEnded"
+    assert history["events"][0]["data"]["seed"] == history["events"][-1]["data"]["seed"]
+    dealt = [e["data"] for e in history["events"] if e["type"] == "CardsDealt"]
+    assert {d["seat"]: None in d["cards"] for d in dealt} == {1: True, 2: True, 3: False}
+    full = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    assert all(None not in e["data"]["cards"] for e in full["events"] if e["type"] == "CardsDealt")
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert audit["valid"] and {c["name"] for c in audit["checks"]} == {
+        "hash_chain", "deck_commitment", "dealt_cards", "replay_legality", "chip_conservation"}
+    assert fake_backend.redis.xlen(table_stream(table["id"])) == 6  # created, 3 seated, opened, settled
+
+
+def test_the_audit_detects_an_edited_event(client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    act(client, table, hand_no, 3, type="fold")
+    act(client, table, hand_no, 1, type="fold")
+    stream = hand_stream(table["id"], hand_no)
+    entries = fake_backend.redis.xrange(stream)
+    fake_backend.redis.delete(stream)
+    for entry_id, entry in entries:
+        data = {k.decode(): v.decode() for k, v in entry.items()}
+        if data["type"] == "BetPlaced":
+            assert '"to":25' in data["data"]
+            data["data"] = data["data"].replace('"to":25', '"to":50')
+        fake_backend.redis.xadd(stream, data, id=entry_id)
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert not audit["valid"]
+    assert not next(c for c in audit["checks"] if c["name"] == "hash_chain")["ok"]
+
+
+def test_health_and_docs_are_served(client):
+    assert client.get("/healthz").json == {"status": "ok"}
+    assert client.get("/openapi.yaml").status_code == 200
