@@ -1,0 +1,73 @@
+"""Pots and splits, and the table decider: seats, button, chips between hands."""
+
+import pytest
+
+from domain import table
+from domain.commands import AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer, SettleHand
+from domain.errors import DomainError
+from domain.pots import Pot, build_pots, split
+
+
+def test_one_pot_when_nobody_is_all_in_and_folded_chips_stay_in_it():
+    assert build_pots({1: 125, 2: 125, 3: 50}, {1, 2}) == [Pot(300, (1, 2))]
+
+
+def test_side_pots_at_each_all_in_level():
+    committed = {1: 300, 2: 300, 3: 100, 4: 200, 5: 50}
+    assert build_pots(committed, {1, 2, 3, 4}) == [
+        Pot(450, (1, 2, 3, 4)), Pot(300, (1, 2, 4)), Pot(200, (1, 2))]
+
+
+def test_split_gives_odd_chips_one_at_a_time_from_the_left():
+    assert split(75, [3, 1], 25) == {3: 50, 1: 25}
+    assert split(125, [2, 3, 1], 25) == {2: 50, 3: 50, 1: 25}
+    assert split(100, [2, 3], 25) == {2: 50, 3: 50}
+    assert split(13, [1, 2], 5) == {1: 8, 2: 5}  # a loose remainder goes to the first
+
+
+def seated(*stacks, **options):
+    state = table.initial_state()
+    commands = [CreateTable("five-card-draw", options, 6, "a", "u")]
+    commands += [SeatPlayer(f"p{i}", f"n{i}", stack, f"t{i}") for i, stack in enumerate(stacks)]
+    for command in commands:
+        for event in table.decide(state, command):
+            state = table.evolve(state, event)
+    return state
+
+
+def run(state, command):
+    for event in table.decide(state, command):
+        state = table.evolve(state, event)
+    return state
+
+
+def test_the_button_moves_left_and_skips_players_who_cannot_cover_the_ante():
+    state = seated(500, 10, 500, 500)
+    buttons = []
+    for _ in range(4):
+        state = run(state, OpenHand())
+        buttons.append(state.button)
+        assert 2 not in state.dealt_in
+        state = run(state, SettleHand(state.hand_no, {}))
+    assert buttons == [1, 3, 4, 1]
+
+
+def test_chips_and_leaving_wait_for_the_hand_to_end():
+    state = run(seated(500, 500), OpenHand())
+    for command in (AddChips(1, 100), LeaveTable(2), OpenHand()):
+        with pytest.raises(DomainError) as error:
+            table.decide(state, command)
+        assert error.value.code == "hand_in_progress"
+    state = run(state, SettleHand(state.hand_no, {"1": 450, "2": 550}))
+    state = run(run(state, AddChips(1, 100)), LeaveTable(2))
+    assert [(s.seat, s.stack) for s in state.seats] == [(1, 550)]
+
+
+def test_a_full_table_and_too_few_players_are_refused():
+    state = seated(*[100] * 6)
+    with pytest.raises(DomainError, match="all 6 seats") as error:
+        table.decide(state, SeatPlayer("x", "x", 100, "x"))
+    assert error.value.code == "table_full"
+    with pytest.raises(DomainError) as error:
+        table.decide(seated(100), OpenHand())
+    assert error.value.code == "not_enough_players"
