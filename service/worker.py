@@ -19,6 +19,16 @@ from service.backend import SWEEP_INTERVAL, Backend
 from service.config import Config
 
 
+class _Worker(SimpleWorker):
+    """Remembers whether a signal stopped it (else Redis was lost: exit 1)."""
+
+    stopped_by_signal = False
+
+    def request_stop(self, signum, frame):
+        self.stopped_by_signal = True
+        super().request_stop(signum, frame)
+
+
 def _sweep_forever(backend: Backend) -> None:
     while True:
         backend.sweep()
@@ -26,7 +36,7 @@ def _sweep_forever(backend: Backend) -> None:
 
 
 def run_worker(config: Config) -> int:
-    """Work the queue until stopped by a signal; returns an exit status."""
+    """Work the queue until stopped; 0 after SIGTERM/SIGINT, 1 if RQ gave up."""
     if not config.redis_url:
         raise SystemExit(
             "cardroom worker needs REDIS_URL (e.g. redis://127.0.0.1:6379/0); "
@@ -37,6 +47,6 @@ def run_worker(config: Config) -> int:
     threading.Thread(
         target=_sweep_forever, args=(backend,), name="cardroom-sweeper", daemon=True
     ).start()
-    worker = SimpleWorker([backend.queue], connection=backend.redis)
+    worker = _Worker([backend.queue], connection=backend.redis)
     worker.work(logging_level="INFO")
-    return 0
+    return 0 if worker.stopped_by_signal else 1
