@@ -9,6 +9,7 @@ table's ``HandSettled`` land together or not at all.
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import threading
 import uuid
@@ -29,6 +30,8 @@ from domain.table import TableState
 from domain.views import Viewer, view_event
 from service.store import (DuplicateCommand, Envelope, EventStore, NewEvent, StreamWrite,
                            VersionConflict, hand_stream, table_stream)
+
+log = logging.getLogger(__name__)
 
 SHOWDOWN_JOB = "showdown"
 RETRIES = 8  # attempts when a write races with another on a stream the client did not pin
@@ -130,9 +133,9 @@ class Cardroom:
         events = table_rules.decide(table_rules.initial_state(), CreateTable(
             game=game, options=options, max_seats=seats,
             admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor)))
+        self.store.register_table(table_id)
         self.store.append([StreamWrite(table_stream(table_id), 0, new_events(events))],
                           actor="anonymous")
-        self.store.register_table(table_id)
         return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,
                 "game": game, "max_seats": seats, "options": events[0].options}
 
@@ -276,7 +279,10 @@ class Cardroom:
         written = self.store.append(writes, owe_job=job if owed else None,
                                     settle_job=job if ended is not None else None, **append_args)
         if owed and self.enqueue_showdown is not None:
-            self.enqueue_showdown(table_id, hand_no)
+            try:
+                self.enqueue_showdown(table_id, hand_no)
+            except Exception:  # the owed marker is written: the sweeper enqueues it later
+                log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
         return written
 
 
