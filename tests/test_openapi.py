@@ -1,0 +1,399 @@
+"""openapi.yaml is the contract: a valid OpenAPI 3.1 document that lists exactly the
+app's routes, whose request schemas say what the marshmallow schemas accept, whose
+error-code list matches the codes the code raises, and whose response schemas
+accept the real answers of a played hand (and its refusals)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from marshmallow import fields as ma_fields
+from marshmallow import validate as ma_validate
+from openapi_schema_validator import OAS31Validator
+from openapi_spec_validator import validate as validate_spec
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from domain.events import EVENT_TYPES
+from service import schemas
+from service.problems import DOMAIN_STATUS
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_PATH = ROOT / "openapi.yaml"
+SPEC_URI = "urn:cardroom:openapi"
+IGNORED_METHODS = {"HEAD", "OPTIONS"}
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict:
+    return yaml.safe_load(SPEC_PATH.read_text())
+
+
+# --- the document ------------------------------------------------------------
+
+
+def test_spec_is_valid_openapi_3_1(spec):
+    assert spec["openapi"].startswith("3.1")
+    validate_spec(spec)
+
+
+def test_service_serves_the_spec_file(client):
+    response = client.get("/openapi.yaml")
+    assert response.status_code == 200
+    assert response.mimetype == "application/yaml"
+    assert response.get_data(as_text=True) == SPEC_PATH.read_text()
+
+
+def test_every_route_of_the_app_is_in_the_spec_with_the_same_methods(client, spec):
+    routes: dict[str, set[str]] = {}
+    for rule in client.application.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule)
+        routes.setdefault(path, set()).update(rule.methods - IGNORED_METHODS)
+    documented = {path: {m.upper() for m in item if m in _HTTP_METHODS}
+                  for path, item in spec["paths"].items()}
+    assert routes == documented
+
+
+_HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+
+def test_path_parameters_are_declared_for_every_placeholder(spec):
+    for path, item in spec["paths"].items():
+        placeholders = set(re.findall(r"{([^}]+)}", path))
+        for method in _HTTP_METHODS & set(item):
+            declared = {p["name"] for p in _parameters(spec, item, item[method])
+                        if p["in"] == "path"}
+            assert declared == placeholders, f"{method.upper()} {path}"
+
+
+# --- requests: the spec says what marshmallow accepts ------------------------
+
+REQUEST_SCHEMAS = {
+    "CreateTableRequest": schemas.CreateTable,
+    "JoinTableRequest": schemas.JoinTable,
+    "AddChipsRequest": schemas.AddChips,
+    "ActionRequest": schemas.Action,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REQUEST_SCHEMAS))
+def test_request_schema_matches_its_marshmallow_schema(spec, name):
+    documented = spec["components"]["schemas"][name]
+    marshmallow_schema = REQUEST_SCHEMAS[name]()
+    assert documented["additionalProperties"] is False  # unknown fields are refused
+    assert set(documented["properties"]) == set(marshmallow_schema.fields)
+    assert set(documented.get("required", ())) == {
+        n for n, f in marshmallow_schema.fields.items() if f.required}
+    for field_name, field in marshmallow_schema.fields.items():
+        prop = _resolve(spec, documented["properties"][field_name])
+        _assert_bounds_match(field, prop, f"{name}.{field_name}")
+
+
+def test_after_query_parameter_matches_the_events_query_schema(spec):
+    after = spec["components"]["parameters"]["After"]
+    field = schemas.EventsQuery().fields["after"]
+    _assert_bounds_match(field, after["schema"], "after")
+    assert after["schema"]["default"] == field.load_default
+
+
+def _assert_bounds_match(field: ma_fields.Field, prop: dict, where: str) -> None:
+    types = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    assert ("null" in types) == field.allow_none, f"{where}: nullability"
+    if isinstance(field, ma_fields.List):
+        assert "array" in types, where
+        item = field.inner
+    else:
+        item = None
+    for validator in field.validators:
+        if isinstance(validator, ma_validate.Range):
+            assert prop.get("minimum") == validator.min, f"{where}: minimum"
+            assert prop.get("maximum") == validator.max, f"{where}: maximum"
+        elif isinstance(validator, ma_validate.Length):
+            low, high = ("minItems", "maxItems") if item else ("minLength", "maxLength")
+            assert prop.get(low, 0) == (validator.min or 0), f"{where}: {low}"
+            assert prop.get(high) == validator.max, f"{where}: {high}"
+        elif isinstance(validator, ma_validate.OneOf):
+            assert prop.get("enum") == list(validator.choices), f"{where}: enum"
+
+
+# --- errors: every code the code raises is listed with its status -------------
+
+_RAISES = [
+    (re.compile(r'DomainError\(\s*"([a-z_]+)"'), lambda code, _: DOMAIN_STATUS.get(code, 422)),
+    (re.compile(r'ApiError\(\s*(\d+),\s*"([a-z_]+)"'), lambda status, code: int(status)),
+    (re.compile(r'NotFound\(\s*"([a-z_]+)"'), lambda code, _: 404),
+    (re.compile(r'problem\(\s*(\d+),\s*"([a-z_]+)"'), lambda status, code: int(status)),
+]
+
+
+def _raised_codes() -> dict[str, int]:
+    codes: dict[str, int] = {}
+    for source in [*(ROOT / "domain").rglob("*.py"), *(ROOT / "service").rglob("*.py")]:
+        text = source.read_text()
+        for pattern, status_of in _RAISES:
+            for match in pattern.finditer(text):
+                groups = match.groups()
+                code = groups[-1] if len(groups) == 2 else groups[0]
+                codes[code] = status_of(*groups) if len(groups) == 2 else status_of(code, None)
+    return codes
+
+
+def _listed_codes(spec) -> dict[str, int]:
+    rows = re.findall(r"^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|", spec["info"]["description"], re.M)
+    return {code: int(status) for code, status in rows}
+
+
+def test_every_error_code_raised_is_listed_in_the_description_with_its_status(spec):
+    raised, listed = _raised_codes(), _listed_codes(spec)
+    assert len(raised) > 20  # the patterns still find the raises
+    missing = {code: status for code, status in raised.items() if code not in listed}
+    assert not missing, f"codes raised but not listed in info.description: {missing}"
+    wrong = {code: (listed[code], status) for code, status in raised.items()
+             if listed[code] != status}
+    assert not wrong, f"code: (listed status, actual status): {wrong}"
+
+
+# --- events: one data schema per hand event, with the dataclass's fields -----
+
+
+def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(spec):
+    documented = spec["components"]["schemas"]
+    for type_name in documented["EventEnvelope"]["properties"]["type"]["enum"]:
+        assert type_name in EVENT_TYPES, f"{type_name} is not an event type of domain/events.py"
+        data = _resolve(spec, documented[type_name])
+        names = {f.name for f in dataclasses.fields(EVENT_TYPES[type_name])}
+        assert set(data["properties"]) == names, type_name
+        assert set(data["required"]) == names, type_name
+        branch = {"if": {"properties": {"type": {"const": type_name}}},
+                  "then": {"properties": {"data": {"$ref": f"#/components/schemas/{type_name}"}}}}
+        assert branch in documented["EventEnvelope"]["allOf"], type_name
+
+
+# --- responses: real answers validate against the spec ----------------------
+
+
+class Contract:
+    """Sends requests through the test client and checks each answer against the spec."""
+
+    def __init__(self, client, spec):
+        self.client, self.spec = client, spec
+        self.registry = Registry().with_resource(
+            SPEC_URI, Resource(contents=spec, specification=DRAFT202012))
+        self.checked: set[tuple[str, str, int]] = set()
+
+    def call(self, method: str, template: str, *, token: str | None = None,
+             headers: dict | None = None, expect: int | None = None, **kwargs):
+        params = kwargs.pop("path", {})
+        url = template.format(**params)
+        headers = dict(headers or {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = self.client.open(url, method=method, headers=headers, **kwargs)
+        if expect is not None:
+            assert response.status_code == expect, (method, url, response.get_json())
+        self.check(method, template, response)
+        return response
+
+    def check(self, method: str, template: str, response) -> None:
+        where = f"{method} {template} -> {response.status_code}"
+        operation = self.spec["paths"][template][method.lower()]
+        status = str(response.status_code)
+        assert status in operation["responses"], f"{where}: status not documented"
+        documented = _resolve(self.spec, operation["responses"][status])
+        assert response.mimetype in documented["content"], f"{where}: {response.mimetype}"
+        reference = operation["responses"][status].get("$ref")
+        base = reference[1:] if reference else _pointer(
+            "paths", template, method.lower(), "responses", status)
+        for name in documented.get("headers", {}):
+            assert name in response.headers, f"{where}: header {name} missing"
+            self._validate(response.headers[name],
+                           base + _pointer("headers", name, "schema"), where)
+        if response.mimetype.endswith("json"):
+            self._validate(response.get_json(),
+                           base + _pointer("content", response.mimetype, "schema"), where)
+        self.checked.add((method, template, response.status_code))
+
+    def _validate(self, instance, pointer: str, where: str) -> None:
+        validator = OAS31Validator({"$ref": f"{SPEC_URI}#{pointer}"}, registry=self.registry,
+                                   format_checker=OAS31Validator.FORMAT_CHECKER)
+        errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
+        assert not errors, f"{where}: " + "; ".join(
+            f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}"
+            for e in errors[:5])
+
+
+def _pointer(*parts: str) -> str:
+    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _resolve(spec: dict, node: dict) -> dict:
+    while "$ref" in node:
+        target = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
+
+
+def _parameters(spec: dict, item: dict, operation: dict) -> list[dict]:
+    return [_resolve(spec, p) for p in item.get("parameters", []) + operation.get("parameters", [])]
+
+
+TABLES = "/v1/tables"
+TABLE = "/v1/tables/{table_id}"
+PLAYERS = "/v1/tables/{table_id}/players"
+CHIPS = "/v1/tables/{table_id}/players/{seat}/chips"
+SEAT = "/v1/tables/{table_id}/players/{seat}"
+HANDS = "/v1/tables/{table_id}/hands"
+HAND = "/v1/tables/{table_id}/hands/{hand_no}"
+ACTIONS = "/v1/tables/{table_id}/hands/{hand_no}/actions"
+EVENTS = "/v1/tables/{table_id}/hands/{hand_no}/events"
+HISTORY = "/v1/tables/{table_id}/hands/{hand_no}/history"
+AUDIT = "/v1/tables/{table_id}/hands/{hand_no}/audit"
+
+
+@pytest.fixture
+def contract(client, spec):
+    return Contract(client, spec)
+
+
+def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
+    c = contract
+    c.call("GET", "/healthz", expect=200)
+    c.call("GET", "/v1/games", expect=200)
+    table = c.call("POST", TABLES, json={"game": "five-card-draw", "options": {"max_raises": None}},
+                   expect=201).get_json()
+    at = {"table_id": table["table_id"]}
+    admin, auditor = table["admin_token"], table["auditor_token"]
+    tokens = {}
+    for name in ("ann", "bob", "cy", "dee"):
+        seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": 1000},
+                        headers={"Idempotency-Key": f"join-{name}"}, expect=201).get_json()
+        tokens[seated["seat"]] = seated["token"]
+    c.call("POST", CHIPS, path=at | {"seat": 1}, token=tokens[1], json={"amount": 100},
+           expect=201)
+    c.call("DELETE", SEAT, path=at | {"seat": 4}, token=tokens.pop(4), expect=200)
+    c.call("GET", TABLE, path=at, token=admin, expect=200)
+
+    hand_no = c.call("POST", HANDS, path=at, token=admin, headers={"Idempotency-Key": "h1"},
+                     expect=201).get_json()["hand_no"]
+    hand_at = at | {"hand_no": hand_no}
+    c.call("GET", TABLE, path=at, token=tokens[1], expect=200)
+    c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200)
+
+    played = _play_to_showdown(c, hand_at, admin, tokens)
+    assert {"check", "bet", "raise", "call", "fold", "draw"} <= played
+    assert c.call("GET", HAND, path=hand_at, token=admin).get_json()["status"] == \
+        "showdown_pending"
+    assert fake_backend.run_jobs()
+
+    ended = c.call("GET", HAND, path=hand_at, token=tokens[1], expect=200).get_json()
+    assert ended["status"] == "ended" and ended["result"]["hands"]
+    c.call("GET", HAND, path=hand_at, token=auditor, expect=200)
+    c.call("GET", EVENTS, path=hand_at, token=tokens[2], expect=200)
+    c.call("GET", EVENTS, path=hand_at, token=tokens[2], query_string={"after": 5}, expect=200)
+    c.call("GET", HISTORY, path=hand_at, token=tokens[3], expect=200)
+    c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200)
+    audit = c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()
+    assert audit["valid"]
+
+    successes = {(m, p) for m, p, status in c.checked if status < 300}
+    assert successes == {(m.upper(), p) for p, item in c.spec["paths"].items()
+                         for m in item if m in _HTTP_METHODS} - {
+        ("GET", "/openapi.yaml"), ("GET", "/docs")}
+
+
+def _play_to_showdown(c: Contract, hand_at: dict, admin: str, tokens: dict) -> set[str]:
+    """Plays until the showdown, using each action type once where it is legal; returns them."""
+    played: set[str] = set()
+    checked_on: set[str] = set()
+    for _ in range(40):
+        public = c.call("GET", HAND, path=hand_at, token=admin, expect=200).get_json()
+        if public["status"] not in ("betting", "drawing"):
+            return played
+        seat = public["to_act"]
+        response = c.call("GET", HAND, path=hand_at, token=tokens[seat], expect=200)
+        mine = response.get_json()
+        legal = {a["type"]: a for a in mine["legal_actions"]}
+        cards = next(s["cards"] for s in mine["seats"] if s["seat"] == seat)
+        if "draw" in legal:
+            body = {"type": "draw", "cards": cards[:2]}
+        elif "check" in legal and mine["street"] not in checked_on:
+            checked_on.add(mine["street"])
+            body = {"type": "check"}
+        elif "bet" in legal:
+            body = {"type": "bet", "amount": legal["bet"]["min"]}
+        elif "raise" in legal and "raise" not in played:
+            body = {"type": "raise", "amount": legal["raise"]["min"]}
+        elif "fold" in legal and "fold" not in played:
+            body = {"type": "fold"}
+        elif "call" in legal:
+            body = {"type": "call"}
+        else:
+            body = {"type": "check"}
+        headers = {"If-Match": response.headers["ETag"], "Idempotency-Key": f"a{mine['version']}"}
+        c.call("POST", ACTIONS, path=hand_at, token=tokens[seat], json=body, headers=headers,
+               expect=201)
+        played.add(body["type"])
+    raise AssertionError("the hand did not reach the showdown in 40 actions")
+
+
+def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch, fake_backend):
+    c = contract
+    c.call("POST", TABLES, data="{not json", content_type="application/json", expect=400)
+    problem = c.call("POST", TABLES, json={"game": "five-card-draw", "colour": "red"},
+                     expect=422).get_json()
+    assert problem["code"] == "invalid_request" and "colour" in problem["errors"]
+    assert c.call("POST", TABLES, json={"game": "go-fish"}, expect=422).get_json()["code"] == \
+        "unknown_game"
+    table = c.call("POST", TABLES, json={"game": "five-card-draw"}, expect=201).get_json()
+    at = {"table_id": table["table_id"]}
+    admin, auditor = table["admin_token"], table["auditor_token"]
+    tokens = {}
+    for name in ("ann", "bob"):
+        seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": 500},
+                        expect=201).get_json()
+        tokens[seated["seat"]] = seated["token"]
+    c.call("GET", TABLE, path=at, expect=401)
+    c.call("GET", TABLE, path={"table_id": "nosuchtable"}, token=admin, expect=404)
+    c.call("POST", CHIPS, path=at | {"seat": 2}, token=tokens[1], json={"amount": 5}, expect=403)
+    c.call("POST", HANDS, path=at, token=tokens[1], expect=403)
+    hand_at = at | {"hand_no": c.call("POST", HANDS, path=at, token=admin,
+                                      expect=201).get_json()["hand_no"]}
+    assert c.call("POST", HANDS, path=at, token=admin, expect=409).get_json()["code"] == \
+        "hand_in_progress"
+    c.call("DELETE", SEAT, path=at | {"seat": 1}, token=admin, expect=409)
+    c.call("GET", HAND, path=at | {"hand_no": 9}, token=admin, expect=404)
+    c.call("GET", AUDIT, path=hand_at, token=tokens[1], expect=403)
+    assert c.call("GET", HISTORY, path=hand_at, token=tokens[1], expect=403).get_json()["code"] \
+        == "hand_not_ended"
+    c.call("GET", EVENTS, path=hand_at, token=tokens[1], query_string={"after": "x"}, expect=422)
+
+    hand = c.call("GET", HAND, path=hand_at, token=admin, expect=200).get_json()
+    to_act, other = hand["to_act"], next(s for s in tokens if s != hand["to_act"])
+    assert c.call("POST", ACTIONS, path=hand_at, token=tokens[other], json={"type": "check"},
+                  expect=403).get_json()["code"] == "not_your_turn"
+    conflict = c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act],
+                      json={"type": "check", "expected_version": hand["version"] - 1},
+                      expect=409).get_json()
+    assert conflict["code"] == "version_conflict"
+    assert conflict["current_version"] == hand["version"]
+    c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act],
+           headers={"If-Match": "yesterday"}, json={"type": "check"}, expect=422)
+    refused = c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act],
+                     json={"type": "bet", "amount": 10**9}, expect=422).get_json()
+    assert refused["code"] == "amount_out_of_range"
+    c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act], json={"type": "fly"}, expect=422)
+    c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act], data="[", expect=400,
+           content_type="application/json")
+
+    def unreachable():
+        raise ConnectionError("store is down")
+    monkeypatch.setattr(fake_backend.redis, "ping", unreachable)
+    assert c.call("GET", "/healthz", expect=503).get_json()["code"] == "store_unavailable"
