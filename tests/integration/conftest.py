@@ -1,0 +1,150 @@
+"""Fixtures for the integration tests: real ``cardroom serve`` processes, an isolated Redis DB.
+
+The tests use a Redis database of their own (``CARDROOM_INTEGRATION_DB``, default 14, on
+the server ``redis_url`` found), flushed before each test, so that workers and sweepers
+started by other test runs (on the shared default DB 15) never take our jobs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+import redis
+
+from .client import Api
+
+ROOT = Path(__file__).resolve().parents[2]
+INTEGRATION_DB = int(os.environ.get("CARDROOM_INTEGRATION_DB", "14"))
+START_TIMEOUT = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("REDIS_URL", "CARDROOM_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+
+
+def log_tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return f"(no log at {path})"
+    return f"--- last lines of {path} ---\n" + "\n".join(text[-lines:])
+
+
+class Server:
+    """A running ``cardroom serve`` subprocess."""
+
+    def __init__(self, log_path: Path, redis_url: str | None, workers: int = 2):
+        self.port = _free_port()
+        self.log_path = log_path
+        self.redis_url = redis_url
+        extra = {"REDIS_URL": redis_url} if redis_url else {}
+        with open(log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port),
+                 "--workers", str(workers), "--threads", "8"],
+                cwd=ROOT, env=_env(**extra), stdout=log, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.api = Api(self.url)
+        self._wait_healthy()
+
+    def _wait_healthy(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"cardroom serve exited with {self.proc.returncode}\n"
+                                     + log_tail(self.log_path))
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"cardroom serve not healthy after {START_TIMEOUT:.0f} s\n"
+                                     + log_tail(self.log_path))
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+    def log(self) -> str:
+        return log_tail(self.log_path)
+
+
+@pytest.fixture(scope="session")
+def integration_redis_url(redis_url) -> str:
+    parts = urlsplit(redis_url)
+    return urlunsplit(parts._replace(path=f"/{INTEGRATION_DB}"))
+
+
+@pytest.fixture
+def redis_db(integration_redis_url):
+    """A client on the integration DB, flushed before the test (replies are bytes)."""
+    client = redis.Redis.from_url(integration_redis_url)
+    client.flushdb()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def live_server(integration_redis_url, tmp_path_factory):
+    """``cardroom serve --workers 2`` on the integration DB (no job worker: start those)."""
+    server = Server(tmp_path_factory.mktemp("serve") / "serve.log", integration_redis_url)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api(live_server, redis_db) -> Api:
+    """The live server's client, on a freshly flushed DB."""
+    return live_server.api
+
+
+@pytest.fixture
+def embedded_server(tmp_path):
+    server = Server(tmp_path / "serve-embedded.log", None)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def store(redis_db):
+    from service.store import EventStore
+
+    return EventStore(redis_db)
+
+
+def worker_logs(procs) -> str:
+    return "\n".join(log_tail(p.log_path) for p in procs if hasattr(p, "log_path"))
