@@ -40,7 +40,7 @@ def high_batch(hands) -> np.ndarray:
     if hands.size and (hands.min() < 0 or hands.max() > 51):
         raise ValueError("card indices are 0..51")
     keys, values, flushes = _load()
-    total = _WEIGHTS[hands].sum(axis=1) + high_hand._SUIT_BIAS
+    total = _WEIGHTS[hands].sum(axis=1) + high_hand.SUIT_BIAS
     out = values[np.searchsorted(keys, total & high_hand._RANK_MASK)]
     rows = np.flatnonzero(total & high_hand._FLUSH_BITS)
     if rows.size:

@@ -34,7 +34,7 @@ _new = object.__new__
 _SUIT_NUMBER = {"c": 0, "d": 1, "h": 2, "s": 3}
 _SUIT_SHIFT = 40
 _RANK_MASK = (1 << 39) - 1
-_SUIT_BIAS = 0x3333 << _SUIT_SHIFT
+SUIT_BIAS = 0x3333 << _SUIT_SHIFT
 _FLUSH_BITS = 0x8888 << _SUIT_SHIFT
 MAX_CARDS = 10
 
@@ -57,7 +57,7 @@ def high(cards: Sequence[Card], *, wild=(), bug: bool = False, wild_limit: str |
     if type(cards) is not tuple:
         cards = tuple(cards)
     try:
-        total = sum(map(_weight, cards), _SUIT_BIAS)
+        total = sum(map(_weight, cards), SUIT_BIAS)
     except KeyError:
         raise ValueError(f"not a natural card in {[str(c) for c in cards]}; jokers must be wild or the bug") from None
     if total & _FLUSH_BITS:
@@ -71,9 +71,11 @@ def high(cards: Sequence[Card], *, wild=(), bug: bool = False, wild_limit: str |
     return value
 
 
-def natural_key(cards: Sequence[Card]) -> int:
-    """`high(cards).rank_key` for natural cards, without building a value."""
-    total = sum(map(_weight, cards), _SUIT_BIAS)
+def natural_key(cards: Sequence[Card], total: int | None = None) -> int:
+    """`high(cards).rank_key` for natural cards, without building a value
+    (``total``: the cards' weights summed with `SUIT_BIAS`, if known)."""
+    if total is None:
+        total = sum(map(_weight, cards), SUIT_BIAS)
     if total & _FLUSH_BITS:
         return _with_flush(cards, total)
     key = RANK_TABLE.get(total & _RANK_MASK)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from domain.cards import Card
-from domain.evaluation.high_hand import WEIGHT, natural_key
+from domain.evaluation.high_hand import SUIT_BIAS, WEIGHT, natural_key
 from domain.evaluation.low import low_a5
 from domain.evaluation.value import HandValue, lazy_value
 
@@ -23,39 +23,36 @@ from domain.evaluation.value import HandValue, lazy_value
 def omaha_high(hole: Sequence[Card], board: Sequence[Card]) -> HandValue:
     """The best high hand of two hole cards and three board cards."""
     hole, board = _checked(hole, board)
-    pairs = [(WEIGHT[a] + WEIGHT[b], (a, b)) for a, b in combinations(hole, 2)]
+    pairs = [(SUIT_BIAS + WEIGHT[a] + WEIGHT[b], (a, b)) for a, b in combinations(hole, 2)]
     triples = [(WEIGHT[a] + WEIGHT[b] + WEIGHT[c], (a, b, c)) for a, b, c in combinations(board, 3)]
-    best_key, best_cards, seen = -1, None, {}
+    best_key, best = -1, None
     for pw, pc in pairs:
         for tw, tc in triples:
-            total = pw + tw
-            key = seen.get(total)
-            if key is None:
-                key = seen[total] = natural_key(pc + tc)
+            key = natural_key(pc + tc, pw + tw)
             if key > best_key:
-                best_key, best_cards = key, pc + tc
-    return lazy_value(best_key, best_cards)
+                best_key, best = key, (pc, tc)
+    return lazy_value(best_key, best[0] + best[1])
 
 
 def omaha_low8(hole: Sequence[Card], board: Sequence[Card]) -> HandValue | None:
     """The best eight-or-better ace-to-five low of two hole cards and three board
     cards, or ``None`` when there is none."""
     hole, board = _checked(hole, board)
-    best = None
-    for two in combinations(hole, 2):
-        if _low(two[0]) == _low(two[1]) or max(_low(two[0]), _low(two[1])) > 8:
+    board_lows: dict[int, Card] = {}
+    for c in board:
+        if _low(c) <= 8:
+            board_lows.setdefault(_low(c), c)
+    best, best_cards = None, None
+    for a, b in combinations(hole, 2):
+        taken = {_low(a), _low(b)}
+        if len(taken) < 2 or max(taken) > 8:
             continue
-        taken = {_low(two[0]), _low(two[1])}
-        lows = {}
-        for c in board:
-            if _low(c) <= 8 and _low(c) not in taken:
-                lows.setdefault(_low(c), c)
-        if len(lows) >= 3:
-            three = [lows[r] for r in sorted(lows)[:3]]
-            value = low_a5(list(two) + three, qualifier=8)
-            if best is None or value > best:
-                best = value
-    return best
+        three = [r for r in sorted(board_lows) if r not in taken][:3]
+        if len(three) == 3:
+            ranks = sorted(taken.union(three), reverse=True)  # no pair: compare high card first
+            if best is None or ranks < best:
+                best, best_cards = ranks, [a, b] + [board_lows[r] for r in three]
+    return None if best is None else low_a5(best_cards, qualifier=8)
 
 
 def _low(card: Card) -> int:
