@@ -271,7 +271,9 @@ def play_hand(table: Table, rng: random.Random, *, allow_fold: bool = True,
         me = table.hand(hand_no, table.tokens[seat])
         if check_views:
             check_player_read_before_end(me, seat)
-            seen[seat].append(me)
+            evs = table.events(hand_no, table.tokens[seat])
+            check_player_events_before_end(evs, seat)
+            seen[seat] += [me, evs]
         move = choose_action(rng, me, seat, allow_fold)
         if rng.random() < 0.3:  # the ETag form of the version check
             resp = table.act(hand_no, seat, move, headers={"If-Match": f'"{me["version"]}"'})
