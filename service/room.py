@@ -104,6 +104,8 @@ class Cardroom:
     # --- reads -------------------------------------------------------------
 
     def table(self, table_id: str) -> Loaded:
+        if "{" in table_id or "}" in table_id:  # never a table id: braces are the key's hash tag
+            raise NotFound("table_not_found", f"no table {table_id}")
         loaded = self.cache.load(table_stream(table_id), table_rules.initial_state,
                                  table_rules.evolve)
         if not loaded.state.created:

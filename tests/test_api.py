@@ -277,3 +277,7 @@ def test_the_audit_detects_an_edited_event(client, fake_backend, table):
 def test_health_and_docs_are_served(client):
     assert client.get("/healthz").json == {"status": "ok"}
     assert client.get("/openapi.yaml").status_code == 200
+
+
+def test_a_table_id_with_braces_is_simply_not_found(client, table):
+    assert_problem(client.get("/v1/tables/a{b}c", headers=table["admin"]), 404, "table_not_found")

@@ -1,5 +1,5 @@
 """GET /docs in a real headless Chromium, against ``cardroom serve`` running for real:
-the page reads /openapi.yaml exactly as PyYAML does, shows every path and schema,
+the page reads the whole spec, shows every path and schema,
 reaches nothing outside the service and logs no error.
 
 Needs Debian's ``chromium`` at /usr/bin/chromium (``apt-get install chromium``);
@@ -129,7 +129,7 @@ def test_docs_page_renders_without_errors_or_outside_requests(docs):
     assert docs.outside == []
 
 
-def test_docs_page_reads_the_spec_exactly_as_pyyaml_does(docs, served_spec):
+def test_docs_page_reads_the_whole_spec(docs, served_spec):
     assert docs.page.evaluate("() => window.cardroomSpec") == served_spec
 
 
@@ -155,18 +155,6 @@ def test_docs_page_shows_every_schema_and_every_link_lands(docs, served_spec):
     dangling = docs.page.evaluate("""() => [...document.querySelectorAll('a[href^="#"]')]
         .map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id))""")
     assert dangling == []
-
-
-def test_docs_page_yaml_reader_agrees_with_pyyaml_on_the_forms_it_supports(docs):
-    samples = [
-        "a: 1\nb: -2.5\nc: true\nd: ~\ne: 'it''s'\nf: \"tab\\tquote\\\"\"\ng: plain text # note\n",
-        "list:\n- x\n- 'y: z'\n-   k: v\n    w: [1, {p: q}]\nafter: {}\n",
-        "block: |\n  line one\n\n    indented\n  last\nkeep: |+\n  kept\n\nstrip: >-\n  folded\n  words\n\n  para\nnext: 1\n",
-        "'200':\n  flow: [a,\n    'b, c', \"d\"]\n  nested:\n    - - 1\n      - 2\n    - []\n",
-    ]
-    for sample in samples:
-        parsed = docs.page.evaluate("text => yaml.parse(text)", sample)
-        assert parsed == yaml.safe_load(sample), sample
 
 
 def test_docs_page_screenshot_reads_well(docs):

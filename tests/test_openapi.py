@@ -267,6 +267,7 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     c = contract
     c.call("GET", "/healthz", expect=200)
     c.call("GET", "/openapi.yaml", expect=200)
+    c.call("GET", "/openapi.json", expect=200)
     c.call("GET", "/docs", expect=200)
     c.call("GET", "/v1/games", expect=200)
     table = c.call("POST", TABLES, json={"game": "five-card-draw", "options": {"max_raises": None}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+import yaml
 from flask import Blueprint, Response
 
 from domain.poker.variants import VARIANTS
@@ -28,12 +29,20 @@ def games():
 
 
 @meta.get("/openapi.yaml")
-def openapi():
-    spec = resources.files("service").joinpath("openapi.yaml").read_text()
-    return Response(spec, mimetype="application/yaml")
+def openapi_yaml():
+    return Response(_spec_text(), mimetype="application/yaml")
+
+
+@meta.get("/openapi.json")
+def openapi_json():
+    return yaml.safe_load(_spec_text())
 
 
 @meta.get("/docs")
 def docs():
     page = resources.files("service").joinpath("static/docs.html").read_text()
     return Response(page, mimetype="text/html")
+
+
+def _spec_text() -> str:
+    return resources.files("service").joinpath("openapi.yaml").read_text()
