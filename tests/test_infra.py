@@ -128,7 +128,7 @@ def test_worker_thread_runs_jobs_and_sweeps(fake_backend, sweeper_calls):
     wait_for(lambda: fake_backend.redis.get("done") == b"yes", what="the job")
     wait_for(lambda: sweeper_calls, what="enqueue_owed_jobs")
     assert sweeper_calls[0] is fake_backend
-    assert job.get_status(refresh=True) == "finished"
+    wait_for(lambda: job.get_status(refresh=True) == "finished", what="the job to finish")
     fake_backend.stop_worker_thread()
     assert not thread.is_alive()
 
@@ -158,7 +158,7 @@ def test_real_worker_runs_jobs_and_stops_on_sigterm(real_backend, redis_url, wor
     (proc,) = worker_process(redis_url)
     job = real_backend.queue.enqueue(set_key, "real", "yes")
     wait_for(lambda: real_backend.redis.get("real") == b"yes", what="the worker to run the job")
-    assert job.get_status(refresh=True) == "finished"
+    wait_for(lambda: job.get_status(refresh=True) == "finished", what="the job to finish")
     assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
 
 
