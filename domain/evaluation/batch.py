@@ -41,10 +41,10 @@ def high_batch(hands) -> np.ndarray:
         raise ValueError("card indices are 0..51")
     keys, values, flushes = _load()
     total = _WEIGHTS[hands].sum(axis=1) + high_hand.SUIT_BIAS
-    out = values[np.searchsorted(keys, total & high_hand._RANK_MASK)]
-    rows = np.flatnonzero(total & high_hand._FLUSH_BITS)
+    out = values[np.searchsorted(keys, total & high_hand.RANK_MASK)]
+    rows = np.flatnonzero(total & high_hand.FLUSH_BITS)
     if rows.size:
-        fields = total[rows] >> high_hand._SUIT_SHIFT
+        fields = total[rows] >> high_hand.SUIT_SHIFT
         suit = np.argmax(np.stack([(fields >> (4 * s + 3)) & 1 for s in range(4)], axis=1), axis=1)
         held = hands[rows]
         mask = np.where(_SUITS[held] == suit[:, None], _RANK_BITS[held], 0).sum(axis=1)
@@ -59,7 +59,7 @@ def as_indices(hands: Iterable[Sequence[Card]]) -> np.ndarray:
 
 def _load() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not _tables:
-        table = high_hand._rank_table(7)
+        table = high_hand.rank_table(7)
         keys = np.array(sorted(table), dtype=np.int64)
         _tables["keys"] = keys
         _tables["values"] = np.array([table[k] for k in keys.tolist()], dtype=np.int64)

@@ -16,9 +16,10 @@ every rank (3 bits each, bits 0..38) and of every suit (4 bits each, from
 bit 40, each started at 3 so that bit 3 of a field is set exactly when that
 suit has five cards or more). One dict lookup on the rank counts judges every
 hand without a flush; the rare hand with five of a suit is judged again on a
-13-bit table of that suit's ranks. The rank table holds every hand of up to
-seven cards (built at import); larger hands are judged on first sight and
-remembered. The same cards given twice (several decks) count twice.
+13-bit table of that suit's ranks. The rank table is filled on first sight
+of each multiset of ranks (at most 76,154 of up to seven cards; `rank_table`
+builds them all at once for the batch path). The same card given twice
+(several decks) counts twice.
 """
 
 from __future__ import annotations
@@ -32,14 +33,14 @@ from domain.evaluation.value import HandValue, _set_held, _set_key, lazy_value
 _new = object.__new__
 
 _SUIT_NUMBER = {"c": 0, "d": 1, "h": 2, "s": 3}
-_SUIT_SHIFT = 40
-_RANK_MASK = (1 << 39) - 1
-SUIT_BIAS = 0x3333 << _SUIT_SHIFT
-_FLUSH_BITS = 0x8888 << _SUIT_SHIFT
+SUIT_SHIFT = 40
+RANK_MASK = (1 << 39) - 1
+SUIT_BIAS = 0x3333 << SUIT_SHIFT
+FLUSH_BITS = 0x8888 << SUIT_SHIFT
 MAX_CARDS = 10
 
 WEIGHT: dict[Card, int] = {
-    c: (1 << 3 * (c.rank - 2)) + (1 << (_SUIT_SHIFT + 4 * _SUIT_NUMBER[c.suit])) for c in STANDARD_DECK
+    c: (1 << 3 * (c.rank - 2)) + (1 << (SUIT_SHIFT + 4 * _SUIT_NUMBER[c.suit])) for c in STANDARD_DECK
 }
 _weight = WEIGHT.__getitem__
 
@@ -60,11 +61,11 @@ def high(cards: Sequence[Card], *, wild=(), bug: bool = False, wild_limit: str |
         total = sum(map(_weight, cards), SUIT_BIAS)
     except KeyError:
         raise ValueError(f"not a natural card in {[str(c) for c in cards]}; jokers must be wild or the bug") from None
-    if total & _FLUSH_BITS:
+    if total & FLUSH_BITS:
         return lazy_value(_with_flush(cards, total), cards)
-    key = RANK_TABLE.get(total & _RANK_MASK)
+    key = RANK_TABLE.get(total & RANK_MASK)
     if key is None:
-        key = _rank_miss(total & _RANK_MASK)
+        key = _rank_miss(total & RANK_MASK)
     value = _new(HandValue)  # lazy_value(key, cards), inlined: this is the hot path
     _set_key(value, key)
     _set_held(value, cards)
@@ -76,10 +77,10 @@ def natural_key(cards: Sequence[Card], total: int | None = None) -> int:
     (``total``: the cards' weights summed with `SUIT_BIAS`, if known)."""
     if total is None:
         total = sum(map(_weight, cards), SUIT_BIAS)
-    if total & _FLUSH_BITS:
+    if total & FLUSH_BITS:
         return _with_flush(cards, total)
-    key = RANK_TABLE.get(total & _RANK_MASK)
-    return _rank_miss(total & _RANK_MASK) if key is None else key
+    key = RANK_TABLE.get(total & RANK_MASK)
+    return _rank_miss(total & RANK_MASK) if key is None else key
 
 
 def key_from_counts(counts: Sequence[int]) -> int:
@@ -126,8 +127,8 @@ def flush_key(ranks: Sequence[int]) -> int:
 def _with_flush(cards: Sequence[Card], total: int) -> int:
     if len(cards) > MAX_CARDS:
         raise ValueError(f"a high hand has 1 to {MAX_CARDS} cards, not {len(cards)}")
-    key = RANK_TABLE.get(total & _RANK_MASK) or _rank_miss(total & _RANK_MASK)
-    suits = total >> _SUIT_SHIFT
+    key = RANK_TABLE.get(total & RANK_MASK) or _rank_miss(total & RANK_MASK)
+    suits = total >> SUIT_SHIFT
     for suit, number in _SUIT_NUMBER.items():
         if (suits >> (4 * number)) & 8:
             key = max(key, flush_key([c.rank for c in cards if c.suit == suit]))
@@ -148,7 +149,7 @@ def _straight_high(mask: int) -> int:
     return 5 if mask & 0b1000000001111 == 0b1000000001111 else 0
 
 
-def _rank_table(max_cards: int) -> dict[int, int]:
+def rank_table(max_cards: int) -> dict[int, int]:
     """Rank counts (packed 3 bits a rank) -> key, for every hand of 1..max_cards cards."""
     table = {}
     counts = [0] * 15

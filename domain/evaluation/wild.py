@@ -37,7 +37,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 from domain.cards import Card, parse_card
 from domain.evaluation import value as v
-from domain.evaluation.high_hand import MAX_CARDS, expand, flush_key, key_from_counts
+from domain.evaluation.high_hand import MAX_CARDS, expand, flush_key, high, key_from_counts
 from domain.evaluation.value import HandValue
 
 ONE_EYED_JACKS: frozenset[Card] = frozenset({parse_card("Js"), parse_card("Jh")})
@@ -78,6 +78,8 @@ def wild_high(cards: Sequence[Card], wild: Collection[Card], bug: bool, wild_lim
             raise ValueError(f"{c.code} is a joker: it must be wild or the bug")
         else:
             naturals.append(c)
+    if not wilds and not bugs:
+        return high(naturals)
     limited = wild_limit == "naturals"
     key = best_key(naturals, len(wilds), len(bugs), limited)
     return HandValue(key, *_make(key, naturals, wilds, bugs))

@@ -6,8 +6,8 @@ from domain.cards import parse_cards
 from domain.evaluation import HIGH_CATEGORIES, HandValue, high
 
 
-def h(text: str) -> HandValue:
-    return high(parse_cards(text))
+def h(text: str, **wild) -> HandValue:
+    return high(parse_cards(text), **wild)
 
 
 def ranked(*hands: str) -> None:
@@ -127,3 +127,29 @@ def test_hand_size(count):
     from domain.cards import STANDARD_DECK
     with pytest.raises(ValueError):
         high(STANDARD_DECK[:count])
+
+
+def test_lowest_high_card_002():
+    """002: "The lowest possible high card is seven-high"."""
+    lowest = h("7c 5d 4h 3s 2c")
+    assert lowest.category == "high_card"
+    assert h("7c 6d 4h 3s 2c") > lowest
+    assert h("6c 5d 4h 3s 2c").category == "straight"
+
+
+def test_five_of_a_kind_examples_004():
+    """004: "four 10s and a wild card or two queens and three wild cards"."""
+    from domain.cards import JOKERS
+    assert h("Tc Td Th Ts Xj", wild=JOKERS).describe() == "Five of a kind, tens"
+    deuces = [c for c in parse_cards("2c 2d 2h 2s")]
+    assert h("Qc Qd 2c 2d 2h", wild=deuces).describe() == "Five of a kind, queens"
+    assert h("Qc Qd 2c 2d 2h", wild=deuces) > h("Tc Td Th Ts Xj", wild=JOKERS)
+
+
+def test_royal_flushes_are_equal_001():
+    assert len({h(f"A{s} K{s} Q{s} J{s} T{s}") for s in "cdhs"}) == 1
+
+
+def test_wild_argument_without_wild_cards_is_natural():
+    from domain.evaluation import of_ranks
+    assert h("Ac Kd Qh Js 9c", wild=of_ranks(2)) == h("Ac Kd Qh Js 9c")
