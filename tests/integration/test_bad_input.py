@@ -170,6 +170,7 @@ CASES = [
     ("act-if-match-garbage", "POST", A, "actor", ACT, {"If-Match": "yesterday"}, 422),
     ("act-if-match-stale", "POST", A, "actor", ACT, {"If-Match": '"1"'}, 409),
     ("act-if-match-enormous", "POST", A, "actor", ACT, {"If-Match": '"' + "9" * 5000 + '"'}, None),
+    ("act-if-match-superscript-digit", "POST", A, "actor", ACT, {"If-Match": '"\u00b2"'}, 422),
     ("act-long-idempotency-key", "POST", A, "actor", ACT, {"Idempotency-Key": "k" * 201}, 422),
     ("act-out-of-turn", "POST", A, "other", ACT, None, 403),
     ("act-out-of-turn-fold", "POST", A, "other", {"type": "fold"}, None, 403),
