@@ -108,31 +108,33 @@ def _groups(counts: list[int], w: int, limited: bool) -> int:
         singles = [r for r in _RANKS_DOWN if counts[r] and r not in exclude for _ in range(counts[r])]
         return (extra + singles)[:room]
 
-    for r in _RANKS_DOWN:
+    # A rank the naturals lack can only be all wild cards, and then aces are best.
+    ranks = [r for r in _RANKS_DOWN if counts[r] or (r == 14 and not limited)]
+    for r in ranks:
         if need(r, 5) <= w:
             return v.encode(v.FIVE_OF_A_KIND, [r])
-    for r in _RANKS_DOWN:
+    for r in ranks:
         n = need(r, 4)
         if n <= w:
             return v.encode(v.FOUR_OF_A_KIND, [r] + kickers([r], w - n, 1))
-    for t in _RANKS_DOWN:
+    for t in ranks:
         nt = need(t, 3)
         if nt <= w:
-            for p in _RANKS_DOWN:
+            for p in ranks:
                 if p != t and nt + need(p, 2) <= w:
                     return v.encode(v.FULL_HOUSE, [t, p])
-    for r in _RANKS_DOWN:
+    for r in ranks:
         n = need(r, 3)
         if n <= w:
             return v.encode(v.THREE_OF_A_KIND, [r] + kickers([r], w - n, 2))
-    for p1 in _RANKS_DOWN:
+    for p1 in ranks:
         n1 = need(p1, 2)
         if n1 <= w:
-            for p2 in range(p1 - 1, 1, -1):
+            for p2 in (r for r in ranks if r < p1):
                 n2 = need(p2, 2)
                 if n1 + n2 <= w:
                     return v.encode(v.TWO_PAIR, [p1, p2] + kickers([p1, p2], w - n1 - n2, 1))
-    for r in _RANKS_DOWN:
+    for r in ranks:
         n = need(r, 2)
         if n <= w:
             return v.encode(v.ONE_PAIR, [r] + kickers([r], w - n, 3))
