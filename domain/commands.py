@@ -52,7 +52,7 @@ class SettleHand:
 class StartHand:
     hand_no: int
     button: int
-    seats: tuple  # of {"seat", "name", "stack"}
+    seats: tuple  # of {"seat", "name", "stack", "player_id"}
     seed: str  # hex; secret until the hand ends
 
 

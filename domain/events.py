@@ -106,7 +106,7 @@ class HandStarted(Event):
     hand_no: int
     options: dict
     button: int
-    seats: tuple  # of {"seat", "name", "stack"}, in seat order
+    seats: tuple  # of {"seat", "name", "stack", "player_id"}, in seat order
     deck_commitment: str
     seed: str
 

@@ -19,9 +19,20 @@ from domain.poker.state import HandState, SeatState
 class Viewer:
     role: str  # player, admin or auditor
     seat: int | None = None
+    player_id: str | None = None
+
+
+def as_dealt(viewer: Viewer, state: HandState) -> Viewer:
+    """The viewer as this hand knows them: a player who was not the one dealt into their
+    seat (they sat down after the hand began) sees only what everyone sees."""
+    dealt = any(s.seat == viewer.seat and s.player_id == viewer.player_id for s in state.seats)
+    if viewer.role == "player" and not dealt:
+        return Viewer("player", None, viewer.player_id)
+    return viewer
 
 
 def view_hand(state: HandState, viewer: Viewer) -> dict:
+    viewer = as_dealt(viewer, state)
     ended = state.status == "ended"
     shown = {h["seat"] for h in state.showdown}
     return {

@@ -25,7 +25,7 @@ def viewer(table: TableState) -> Viewer:
         return Viewer("auditor")
     for seat in table.seats:
         if hmac.compare_digest(digest, seat.token_hash):
-            return Viewer("player", seat.seat)
+            return Viewer("player", seat.seat, seat.player_id)
     raise ApiError(403, "forbidden", "this token gives no access to this table")
 
 

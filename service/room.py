@@ -27,7 +27,7 @@ from domain.poker import engine
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 from domain.table import TableState
-from domain.views import Viewer, view_event
+from domain.views import Viewer, as_dealt, view_event
 from service.store import (DuplicateCommand, Envelope, EventStore, NewEvent, StreamWrite,
                            VersionConflict, hand_stream, table_stream)
 
@@ -121,9 +121,10 @@ class Cardroom:
 
     def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
                     ) -> list[dict]:
-        ended = self.hand(table_id, hand_no).state.status == "ended"
+        state = self.hand(table_id, hand_no).state
         envelopes = self.store.read(hand_stream(table_id, hand_no), after=after)
-        return [project(e, viewer, ended) for e in envelopes]
+        viewer = as_dealt(viewer, state)
+        return [project(e, viewer, state.status == "ended") for e in envelopes]
 
     # --- table commands ----------------------------------------------------
 
@@ -166,89 +167,91 @@ class Cardroom:
 
     def _table_command(self, table_id, command, actor, answer, idempotency=None) -> dict:
         scope, key = idempotency or (None, None)
-        for _ in range(RETRIES):
-            remembered = key and self.store.remembered_response(table_id, scope, key)
-            if remembered:
-                return remembered
+
+        def attempt():
             loaded = self.table(table_id)
             events = table_rules.decide(loaded.state, command)
             body = answer(events)
-            try:
-                self.store.append(
-                    [StreamWrite(table_stream(table_id), loaded.version, new_events(events))],
-                    actor=actor, command_id=key,
-                    idempotency=(table_id, scope, key) if key else None,
-                    response=lambda _: body)
-                return body
-            except DuplicateCommand as duplicate:
-                return duplicate.response
-            except VersionConflict:
-                continue
-        raise DomainError("busy", "the table changed too often while this command was tried")
+            self.store.append(
+                [StreamWrite(table_stream(table_id), loaded.version, new_events(events))],
+                actor=actor, command_id=key, idempotency=(table_id, scope, key) if key else None,
+                response=lambda _: body)
+            return body
+        return self._once(table_id, scope, key, attempt)
 
     # --- hand commands -----------------------------------------------------
 
     def start_hand(self, table_id: str, idempotency_key: str | None) -> dict:
         scope = "start_hand"
-        for _ in range(RETRIES):
-            remembered = idempotency_key and self.store.remembered_response(
-                table_id, scope, idempotency_key)
-            if remembered:
-                return remembered
+
+        def attempt():
             table = self.table(table_id)
             (opened,) = table_rules.decide(table.state, OpenHand())
             after = table_rules.evolve(table.state, opened)
-            seats = tuple({"seat": s.seat, "name": s.name, "stack": s.stack}
+            seats = tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
+                           "player_id": s.player_id}
                           for s in table.state.seats if s.seat in after.dealt_in)
             hand_events = engine.decide(_new_hand(table.state), StartHand(
                 hand_no=opened.hand_no, button=opened.button, seats=seats,
                 seed=secrets.token_hex(32)))
             body = {"hand_no": opened.hand_no, "version": len(hand_events)}
-            try:
-                self.store.append(
-                    [StreamWrite(table_stream(table_id), table.version, new_events([opened])),
-                     StreamWrite(hand_stream(table_id, opened.hand_no), 0,
-                                 new_events(hand_events))],
-                    actor="admin", command_id=idempotency_key,
-                    idempotency=(table_id, scope, idempotency_key) if idempotency_key else None,
-                    response=lambda _: body)
-                return body
-            except DuplicateCommand as duplicate:
-                return duplicate.response
-            except VersionConflict:
-                continue
-        raise DomainError("busy", "the table changed too often while this command was tried")
+            self.store.append(
+                [StreamWrite(table_stream(table_id), table.version, new_events([opened])),
+                 StreamWrite(hand_stream(table_id, opened.hand_no), 0, new_events(hand_events))],
+                actor="admin", command_id=idempotency_key,
+                idempotency=(table_id, scope, idempotency_key) if idempotency_key else None,
+                response=lambda _: body)
+            return body
+        return self._once(table_id, scope, idempotency_key, attempt)
 
     def act(self, table_id: str, hand_no: int, command: Act, expected_version: int | None,
             idempotency_key: str | None) -> dict:
         """Apply one player's move; 201 body ``{"version", "events"}`` as the player sees it."""
         scope = f"hand:{hand_no}:seat:{command.seat}"
-        viewer = Viewer("player", command.seat)
-        for _ in range(RETRIES):
-            remembered = idempotency_key and self.store.remembered_response(
-                table_id, scope, idempotency_key)
-            if remembered:
-                return remembered
+        stream = hand_stream(table_id, hand_no)
+
+        def attempt():
             hand = self.hand(table_id, hand_no)
             if expected_version is not None and expected_version != hand.version:
                 raise StaleVersion(hand.version)
             events = engine.decide(hand.state, command)
+            viewer = Viewer("player", command.seat)
             try:
                 written = self._append_hand(
                     table_id, hand_no, hand.version, events, actor=f"seat:{command.seat}",
                     command_id=idempotency_key,
                     idempotency=(table_id, scope, idempotency_key) if idempotency_key else None,
-                    response=lambda by_stream: _action_answer(
-                        by_stream[hand_stream(table_id, hand_no)], viewer, events))
+                    response=lambda by_stream: _action_answer(by_stream[stream], viewer, events))
+            except VersionConflict as conflict:
+                if expected_version is not None and conflict.stream == stream:
+                    raise StaleVersion(conflict.actual) from None
+                raise
+            return _action_answer(written[stream], viewer, events)
+        return self._once(table_id, scope, idempotency_key, attempt)
+
+    def _once(self, table_id: str, scope: str, key: str | None, attempt: Callable[[], dict],
+              ) -> dict:
+        """Run ``attempt`` until it writes, trying again when a stream it read moved on.
+
+        With an Idempotency-Key the command takes effect once: a retry gets the first
+        answer, even when it raced the first copy and lost (the copy's write made this
+        one stale or illegal)."""
+        def remembered():
+            return key and self.store.remembered_response(table_id, scope, key)
+        for _ in range(RETRIES):
+            if answer := remembered():
+                return answer
+            try:
+                return attempt()
             except DuplicateCommand as duplicate:
                 return duplicate.response
-            except VersionConflict as conflict:
-                if expected_version is not None and conflict.stream == hand_stream(
-                        table_id, hand_no):
-                    raise StaleVersion(conflict.actual) from None
+            except VersionConflict:
                 continue
-            return _action_answer(written[hand_stream(table_id, hand_no)], viewer, events)
-        raise DomainError("busy", "the hand changed too often while this command was tried")
+            except (DomainError, StaleVersion):
+                if answer := remembered():
+                    return answer
+                raise
+        raise DomainError("busy", "the table changed too often while this command was tried")
 
     def settle_showdown(self, table_id: str, hand_no: int) -> bool:
         """The showdown job: settle a pending hand once; False if there was nothing to do."""

@@ -8,6 +8,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 from domain.cards import InvalidCard, parse_card
 
 MAX_AMOUNT = 10**9
+MAX_VERSION = 2**53  # far beyond any stream, and within a Redis stream id
 ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw")
 
 
@@ -49,9 +50,9 @@ class Action(Strict):
                             load_default=None, allow_none=True)
     cards = fields.List(fields.String(validate=_card), validate=validate.Length(max=10),
                         load_default=list)
-    expected_version = fields.Integer(strict=True, validate=validate.Range(min=0),
+    expected_version = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_VERSION),
                                       load_default=None, allow_none=True)
 
 
 class EventsQuery(Strict):
-    after = fields.Integer(validate=validate.Range(min=0), load_default=0)
+    after = fields.Integer(validate=validate.Range(min=0, max=MAX_VERSION), load_default=0)

@@ -230,7 +230,8 @@ def evolve(state: HandState, event: Event) -> HandState:
     match event:
         case HandStarted():
             seats = tuple(SeatState(seat=s["seat"], name=s["name"], stack=s["stack"],
-                                    starting_stack=s["stack"]) for s in event.seats)
+                                    starting_stack=s["stack"], player_id=s.get("player_id", ""))
+                          for s in event.seats)
             deck = tuple(codes(shuffled(STANDARD_DECK, event.seed)))
             return replace(state, hand_no=event.hand_no, button=event.button, seats=seats,
                            status="dealing", deck=deck, deck_commitment=event.deck_commitment,

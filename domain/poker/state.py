@@ -13,6 +13,7 @@ class SeatState:
     name: str
     stack: int
     starting_stack: int = 0
+    player_id: str = ""
     status: str = ACTIVE
     cards: tuple[str, ...] = ()
     face_up: tuple[bool, ...] = ()

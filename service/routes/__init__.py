@@ -14,7 +14,10 @@ def room() -> Cardroom:
 
 
 def body(schema: Schema) -> dict:
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # nested deeper than the JSON parser goes
+        data = None
     if data is None and request.get_data():
         raise ApiError(400, "malformed_json", "the body is not valid JSON")
     return schema.load(data if data is not None else {})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from flask import Blueprint, request
 
 from domain.audit import audit_hand
@@ -74,7 +76,7 @@ def audit(table_id: str, hand_no: int):
 
 
 def _version_from_etag(value: str) -> int:
-    tag = value.strip().removeprefix("W/").strip('"')
-    if not tag.isdigit():
+    match = re.fullmatch(r'\s*(?:W/)?"?([0-9]{1,15})"?\s*', value)
+    if match is None:
         raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17"')
-    return int(tag)
+    return int(match.group(1))

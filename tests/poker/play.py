@@ -18,7 +18,8 @@ def options(**given) -> dict:
 def start(stacks: list[int], *, button: int = 1, seed: str = "ab" * 32, **given):
     """A started hand: seats numbered 1.. with the given stacks."""
     state = engine.initial_state({"game": "five-card-draw", "options": options(**given)})
-    seats = tuple({"seat": i, "name": f"p{i}", "stack": s} for i, s in enumerate(stacks, 1))
+    seats = tuple({"seat": i, "name": f"p{i}", "stack": s, "player_id": f"id{i}"}
+                  for i, s in enumerate(stacks, 1))
     events = engine.decide(state, StartHand(hand_no=1, button=button, seats=seats, seed=seed))
     return reduce(engine.evolve, events, state), events
 

@@ -58,21 +58,23 @@ def test_players_never_see_other_players_down_cards_or_the_seed(case):
     shown = {h["seat"] for h in final.showdown}
     for state in states[:-1]:
         for me in state.seats:
-            view = view_hand(state, Viewer("player", me.seat))
+            view = view_hand(state, Viewer("player", me.seat, me.player_id))
+            assert view["seats"][me.seat - 1]["cards"] == list(me.cards)
             for seat in view["seats"]:
                 if seat["seat"] != me.seat and seat["seat"] not in {h["seat"] for h in state.showdown}:
                     assert seat["cards"] == [None] * len(seat["cards"])
             assert view["seed"] is None
     for event in events:
         for seat in final.seats:
-            data = view_event(event, Viewer("player", seat.seat), ended=False)
+            data = view_event(event, Viewer("player", seat.seat, seat.player_id), ended=False)
             if isinstance(event, HandStarted):
                 assert data["seed"] is None
             if isinstance(event, CardsDealt) and event.seat != seat.seat:
                 assert set(data["cards"]) == {None}
             if isinstance(event, CardsDrawn) and event.seat != seat.seat:
                 assert set(data["received"]) <= {None} and set(data["discarded"]) <= {None}
-    after = view_hand(final, Viewer("player", final.seats[0].seat))
+    first = final.seats[0]
+    after = view_hand(final, Viewer("player", first.seat, first.player_id))
     for seat in after["seats"]:
         if seat["status"] == "folded" and seat["seat"] != final.seats[0].seat:
             assert seat["cards"] == [None] * 5
@@ -97,3 +99,11 @@ def test_the_audit_catches_a_card_swapped_after_the_deal():
                                face_up=dealt.face_up)
     failed = {c["name"] for c in audit_hand(forged) if not c["ok"]}
     assert "replay_legality" in failed
+
+
+def test_a_later_occupant_of_a_seat_sees_the_hand_as_everyone_does():
+    state, _ = start([500, 500], button=1)
+    dealt = view_hand(state, Viewer("player", 2, "id2"))
+    stranger = view_hand(state, Viewer("player", 2, "someone-else"))
+    assert None not in dealt["seats"][1]["cards"] and dealt["legal_actions"]
+    assert stranger["seats"][1]["cards"] == [None] * 5 and stranger["legal_actions"] == []
