@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,16 +23,9 @@ import redis
 
 from service.backend import Backend
 from service.config import Config
+from tests.processes import ROOT, free_port, stop_process, subprocess_env
 
-ROOT = Path(__file__).resolve().parent.parent
-TESTS = Path(__file__).resolve().parent
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _answers(url: str) -> bool:
@@ -42,28 +34,6 @@ def _answers(url: str) -> bool:
         return bool(client.ping())
     except (redis.RedisError, OSError, ValueError):
         return False
-
-
-def subprocess_env(**extra: str) -> dict[str, str]:
-    """The environment for a ``cardroom`` subprocess: repo and tests importable."""
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    paths = [str(ROOT), str(TESTS), env.get("PYTHONPATH", "")]
-    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
-
-
-def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10) -> int:
-    """Send ``sig``, wait up to ``timeout`` seconds, then SIGKILL; returns the exit code."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-    return proc.returncode
 
 
 @pytest.hookimpl(tryfirst=True)

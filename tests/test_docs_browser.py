@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from conftest import ROOT, free_port, stop_process, subprocess_env
+from tests.processes import ROOT, free_port, stop_process, subprocess_env
 
 pytestmark = pytest.mark.browser
 

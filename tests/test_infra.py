@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import importlib
 import signal
-import socket
 import subprocess
-import sys
 import time
-import types
 import urllib.request
 
 import pytest
 import rq
 
+from service import jobs
 from service.backend import Backend
 from service.config import Config
+from tests.processes import free_port
 
 WAIT = 20.0  # generous bound for anything asynchronous; never asserted as a timing
 
@@ -24,12 +22,6 @@ def set_key(key: str, value: str) -> str:
     """A job: write ``key`` through the job's own connection."""
     rq.get_current_job().connection.set(key, value)
     return value
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> int:
@@ -54,20 +46,14 @@ def wait_for(predicate, timeout: float = WAIT, what: str = "condition"):
 
 @pytest.fixture
 def sweeper_calls(monkeypatch):
-    """Record calls to ``service.jobs.enqueue_owed_jobs`` (a stub module if absent)."""
+    """Record calls to ``service.jobs.enqueue_owed_jobs``."""
     calls = []
 
     def fake_enqueue_owed_jobs(backend):
         calls.append(backend)
         return 0
 
-    try:
-        jobs = importlib.import_module("service.jobs")
-        monkeypatch.setattr(jobs, "enqueue_owed_jobs", fake_enqueue_owed_jobs)
-    except ImportError:
-        stub = types.ModuleType("service.jobs")
-        stub.enqueue_owed_jobs = fake_enqueue_owed_jobs
-        monkeypatch.setitem(sys.modules, "service.jobs", stub)
+    monkeypatch.setattr(jobs, "enqueue_owed_jobs", fake_enqueue_owed_jobs)
     return calls
 
 
@@ -138,7 +124,7 @@ def test_worker_thread_survives_a_failing_sweeper(fake_backend, sweeper_calls, m
         sweeper_calls.append(backend)
         raise RuntimeError("sweeper broke")
 
-    monkeypatch.setattr(sys.modules["service.jobs"], "enqueue_owed_jobs", broken)
+    monkeypatch.setattr(jobs, "enqueue_owed_jobs", broken)
     fake_backend.start_worker_thread()
     wait_for(lambda: sweeper_calls, what="the failing sweep")
     fake_backend.queue.enqueue(set_key, "after", "ok")
@@ -174,13 +160,6 @@ def test_real_workers_share_the_queue_and_die_on_sigkill(real_backend, redis_url
 
 # --- cardroom serve ----------------------------------------------------------
 
-def _app_importable() -> str | None:
-    try:
-        importlib.import_module("service.app")
-    except ImportError as exc:
-        return f"service.app cannot be imported yet: {exc}"
-    return None
-
 
 def _healthz(base: str) -> int | None:
     try:
@@ -192,9 +171,6 @@ def _healthz(base: str) -> int | None:
 
 def _check_serve(cardroom_process, tmp_path, mode: str, *args: str, **env: str):
     """``cardroom serve`` answers /healthz, says its mode, and stops on SIGTERM."""
-    reason = _app_importable()
-    if reason:
-        pytest.skip(reason)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     proc = cardroom_process("serve", "--port", str(port), *args, cwd=tmp_path, **env)

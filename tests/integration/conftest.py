@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,36 +21,12 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redis
 
+from tests.processes import ROOT, free_port, stop_process, subprocess_env
+
 from .client import Api
 
-ROOT = Path(__file__).resolve().parents[2]
 INTEGRATION_DB = int(os.environ.get("CARDROOM_INTEGRATION_DB", "14"))
 START_TIMEOUT = 30.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("REDIS_URL", "CARDROOM_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER")}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
-
-
-def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10) -> None:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
 
 
 def log_tail(path: Path, lines: int = 40) -> str:
@@ -67,7 +41,7 @@ class Server:
     """A running ``cardroom serve`` subprocess."""
 
     def __init__(self, log_path: Path, redis_url: str | None, workers: int = 2):
-        self.port = _free_port()
+        self.port = free_port()
         self.log_path = log_path
         self.redis_url = redis_url
         extra = {"REDIS_URL": redis_url} if redis_url else {}
@@ -75,7 +49,7 @@ class Server:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port),
                  "--workers", str(workers), "--threads", "8"],
-                cwd=ROOT, env=_env(**extra), stdout=log, stderr=subprocess.STDOUT)
+                cwd=ROOT, env=subprocess_env(**extra), stdout=log, stderr=subprocess.STDOUT)
         self.url = f"http://127.0.0.1:{self.port}"
         self.api = Api(self.url)
         self._wait_healthy()
@@ -99,7 +73,7 @@ class Server:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        _stop(self.proc)
+        stop_process(self.proc)
 
     def log(self) -> str:
         return log_tail(self.log_path)
@@ -118,7 +92,7 @@ def integration_redis_url(redis_url, tmp_path_factory):
     if binary is None:
         yield urlunsplit(urlsplit(redis_url)._replace(path=f"/{INTEGRATION_DB}"))
         return
-    port = _free_port()
+    port = free_port()
     workdir = tmp_path_factory.mktemp("integration-redis")
     with open(workdir / "redis.log", "wb") as log:
         proc = subprocess.Popen(
@@ -133,11 +107,11 @@ def integration_redis_url(redis_url, tmp_path_factory):
         except (redis.RedisError, OSError):
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
-            _stop(proc)
+            stop_process(proc)
             pytest.fail("private redis-server did not start\n" + log_tail(workdir / "redis.log"))
         time.sleep(0.05)
     yield url
-    _stop(proc)
+    stop_process(proc)
 
 
 @pytest.fixture
