@@ -19,6 +19,7 @@ from functools import reduce
 from typing import Any, Callable
 
 from domain import table as table_rules
+from domain.audit import audit_hand
 from domain.commands import (Act, AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
                              SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
@@ -29,7 +30,7 @@ from domain.poker.variants import VARIANTS
 from domain.table import TableState
 from domain.views import Viewer, as_dealt, view_event
 from service.store import (DuplicateCommand, Envelope, EventStore, NewEvent, StreamWrite,
-                           VersionConflict, hand_stream, table_stream)
+                           VersionConflict, hand_stream, table_stream, verify_chain)
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,15 @@ class Cardroom:
         envelopes = self.store.read(hand_stream(table_id, hand_no), after=after)
         viewer = as_dealt(viewer, state)
         return [project(e, viewer, state.status == "ended") for e in envelopes]
+
+    def audit(self, table_id: str, hand_no: int) -> list[dict]:
+        """The checks of a hand: its hash chain, then the domain's re-verification."""
+        self.hand(table_id, hand_no)
+        envelopes = self.store.read(hand_stream(table_id, hand_no))
+        chain_problems = verify_chain(envelopes)
+        return [{"name": "hash_chain", "ok": not chain_problems,
+                 "detail": "; ".join(chain_problems) or f"{len(envelopes)} events chained"},
+                *audit_hand([to_event(e) for e in envelopes])]
 
     # --- table commands ----------------------------------------------------
 

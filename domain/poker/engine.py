@@ -20,7 +20,7 @@ from domain.events import (AntePosted, BetPlaced, BettingRoundClosed, CardsDealt
                            PlayerFolded, PlayerRaised, PotAwarded, ShowdownEvaluated,
                            StreetStarted)
 from domain.poker import betting
-from domain.poker.spec import Bet, Deal, Draw, Variant
+from domain.poker.spec import Deal, Draw, Variant
 from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState
 from domain.poker.variants import VARIANTS
 from domain.pots import build_pots, split
@@ -49,10 +49,9 @@ def variant_of(state: HandState) -> Variant:
     return VARIANTS[state.game]
 
 
-def current_limits(state: HandState) -> betting.Limits | None:
-    street = variant_of(state).streets[state.street] if 0 <= state.street < len(
-        variant_of(state).streets) else None
-    return betting.round_limits(state.options, street.limit) if isinstance(street, Bet) else None
+def current_limits(state: HandState) -> betting.Limits:
+    """The limits of the betting round being played."""
+    return betting.round_limits(state.options, variant_of(state).streets[state.street].limit)
 
 
 def legal_actions(state: HandState, seat: int | None) -> list[dict]:

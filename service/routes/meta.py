@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 
 import yaml
@@ -35,6 +36,11 @@ def openapi_yaml():
 
 @meta.get("/openapi.json")
 def openapi_json():
+    return _spec()
+
+
+@cache
+def _spec() -> dict:
     return yaml.safe_load(_spec_text())
 
 
@@ -44,5 +50,6 @@ def docs():
     return Response(page, mimetype="text/html")
 
 
+@cache
 def _spec_text() -> str:
     return resources.files("service").joinpath("openapi.yaml").read_text()
