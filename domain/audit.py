@@ -1,20 +1,31 @@
-"""Re-verifying a finished hand from its events alone.
+"""Re-verifying a hand by the rules, from its events and its table's events.
 
-Anyone holding a hand's events can check that the revealed seed matches the
-commitment published at the start, that every card dealt came from the deck
-that seed determines, that every event is exactly what the rules decide for
-the move it records (replay legality), and that no chip was made or lost.
+The cryptographic checks (chain, commitments, seeds, deck, receipt) are
+``domain.fairness``'s; these are the checks of the rules:
+
+* ``completeness``: a hand the table says has ended ends with ``HandEnded``
+  (a truncated hand fails), and an ended hand was settled at the table.
+* ``table_start``: the hand began with the seats, stacks, button, options,
+  client seeds and seed commitment the table had published for it.
+* ``table_settlement``: the table took back exactly the hand's final stacks.
+* ``replay_legality``: every event is what the rules decide for the move it
+  records, re-decided from the state before it (this also re-derives the deck
+  from the seeds).
+* ``chip_conservation``: no chip was made or lost.
+
+During a hand only the first two can run; the others need the hand's end (and
+the server seed, revealed then).
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
-from domain.cards import STANDARD_DECK, codes, commitment, shuffled
+from domain import table as table_rules
 from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
-from domain.events import (BetPlaced, CardsDealt, CardsDrawn, Event, HandEnded, HandStarted,
-                           PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised,
+from domain.events import (BetPlaced, CardsDrawn, Event, HandEnded, HandOpened, HandSettled,
+                           HandStarted, PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised,
                            PotAwarded, ShowdownEvaluated)
 from domain.poker import engine
 
@@ -22,57 +33,85 @@ _MOVES = {PlayerChecked: "check", PlayerCalled: "call", BetPlaced: "bet", Player
           PlayerFolded: "fold", CardsDrawn: "draw"}
 
 
-def audit_hand(events: list[Event]) -> list[dict]:
-    """Checks ``{"name", "ok", "detail"}`` of a hand's events (the hash chain is the store's)."""
-    return [_check("deck_commitment", _deck_commitment, events),
-            _check("dealt_cards", _dealt_cards, events),
-            _check("replay_legality", _replay_legality, events),
-            _check("chip_conservation", _chip_conservation, events)]
+def audit_hand(hand_no: int, events: list[Event], table_events: list[Event],
+               server_seed: str | None) -> list[dict]:
+    """Checks ``{"name", "ok", "detail"}``; those that need the end run once it has come."""
+    checks = [("completeness", lambda: _completeness(hand_no, events, table_events)),
+              ("table_start", lambda: _table_start(hand_no, events, table_events))]
+    if _ended(events) and server_seed:
+        checks += [("table_settlement", lambda: _table_settlement(hand_no, events, table_events)),
+                   ("replay_legality", lambda: _replay_legality(events, server_seed)),
+                   ("chip_conservation", lambda: _chip_conservation(events))]
+    return [_check(name, check) for name, check in checks]
 
 
-def _check(name, check, events) -> dict:
+def _check(name, check) -> dict:
     try:
-        problem = check(events)
+        problem = check()
     except (DomainError, KeyError, ValueError, TypeError, IndexError, StopIteration) as error:
         problem = f"{type(error).__name__}: {error}"
     return {"name": name, "ok": problem is None, "detail": problem or "ok"}
 
 
-def _started_and_ended(events):
-    started = events[0] if events and isinstance(events[0], HandStarted) else None
-    ended = next((e for e in events if isinstance(e, HandEnded)), None)
-    if started is None:
-        raise ValueError("the hand has no HandStarted event")
-    if ended is None:
-        raise ValueError("the hand has not ended; the seed is not revealed yet")
-    return started, ended
+def _ended(events) -> HandEnded | None:
+    return next((e for e in events if isinstance(e, HandEnded)), None)
 
 
-def _deck_commitment(events) -> str | None:
-    started, ended = _started_and_ended(events)
-    if ended.seed != started.seed or commitment(ended.seed) != started.deck_commitment:
-        return "the revealed seed does not match the commitment"
+def _settled(hand_no, table_events) -> HandSettled | None:
+    return next((e for e in table_events
+                 if isinstance(e, HandSettled) and e.hand_no == hand_no), None)
+
+
+def _completeness(hand_no, events, table_events) -> str | None:
+    ended, settled = _ended(events), _settled(hand_no, table_events)
+    if settled and not ended:
+        return (f"the table settled hand {hand_no} but the hand's events stop at version "
+                f"{len(events)} without HandEnded: its end is missing")
+    if ended and not settled:
+        return "the hand ended but the table never settled it"
+    if ended and not isinstance(events[-1], HandEnded):
+        return f"events follow HandEnded (the hand has {len(events)} events)"
     return None
 
 
-def _dealt_cards(events) -> str | None:
-    started, ended = _started_and_ended(events)
-    deck = set(codes(shuffled(STANDARD_DECK, ended.seed)))
-    dealt = [c for e in events if isinstance(e, CardsDealt) for c in e.cards]
-    dealt += [c for e in events if isinstance(e, CardsDrawn) for c in e.received]
-    if len(set(dealt)) != len(dealt):
-        return "a card was dealt twice"
-    strangers = [c for c in dealt if c not in deck]
-    return f"cards not in the deck: {strangers}" if strangers else None
+def _table_start(hand_no, events, table_events) -> str | None:
+    if not events or not isinstance(events[0], HandStarted):
+        return "the hand does not begin with HandStarted"
+    started = events[0]
+    position = next(i for i, e in enumerate(table_events)
+                    if isinstance(e, HandOpened) and e.hand_no == hand_no)
+    before = reduce(table_rules.evolve, table_events[:position], table_rules.initial_state())
+    opened = table_rules.evolve(before, table_events[position])
+    dealt = [s for s in before.seats if s.seat in opened.dealt_in]
+    expected = {
+        "hand_no": hand_no, "button": table_events[position].button, "game": before.game,
+        "options": before.options, "seed_commitment": before.next_seed_commitment,
+        "seats": [{"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
+                  for s in dealt],
+        "client_seeds": {str(s.seat): s.client_seed for s in dealt},
+    }
+    found = started.to_dict()
+    wrong = [name for name, value in expected.items() if found[name] != value]
+    if wrong:
+        return f"HandStarted differs from what the table published for the hand: {', '.join(wrong)}"
+    return None
 
 
-def _replay_legality(events) -> str | None:
+def _table_settlement(hand_no, events, table_events) -> str | None:
+    settled, ended = _settled(hand_no, table_events), _ended(events)
+    if settled.stacks != ended.stacks:
+        return (f"the table's HandSettled holds stacks {settled.stacks}, the hand ended with "
+                f"{ended.stacks}")
+    return None
+
+
+def _replay_legality(events, server_seed) -> str | None:
     """Re-decide every move from the state before it; the outcome must be the stored events."""
-    started, ended = _started_and_ended(events)
+    started = events[0]
     state = engine.initial_state({"game": started.game, "options": started.options})
     position = 0
     while position < len(events):
-        command = _command_for(events[position], ended.seed)
+        command = _command_for(events[position], server_seed)
         if command is None:
             return f"event {position + 1} ({events[position].type}) records no move"
         decided = engine.decide(state, command)
@@ -83,9 +122,10 @@ def _replay_legality(events) -> str | None:
     return None
 
 
-def _command_for(event: Event, seed: str):
+def _command_for(event: Event, server_seed: str):
     if isinstance(event, HandStarted):
-        return StartHand(hand_no=event.hand_no, button=event.button, seats=event.seats, seed=seed)
+        return StartHand(hand_no=event.hand_no, button=event.button, seats=event.seats,
+                         server_seed=server_seed, client_seeds=event.client_seeds)
     if isinstance(event, ShowdownEvaluated):
         return Showdown()
     move = _MOVES.get(type(event))
@@ -97,7 +137,7 @@ def _command_for(event: Event, seed: str):
 
 
 def _chip_conservation(events) -> str | None:
-    started, ended = _started_and_ended(events)
+    started, ended = events[0], _ended(events)
     before = sum(s["stack"] for s in started.seats)
     after = sum(ended.stacks.values())
     if before != after:

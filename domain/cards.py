@@ -13,7 +13,8 @@ cards and anyone holding the revealed seed can recompute the deck:
               and redrawn while x >= 2**64 - (2**64 % n); then x % n
     Fisher-Yates: for i = len(deck) - 1 down to 1, swap deck[i] and deck[draw(i + 1)]
 
-The commitment published before the deal is ``SHA-256(seed)`` in hex.
+How a hand's seed is made from the server's and the players' seeds, and how
+it is committed to, is in ``domain.fairness``.
 
 Decks: `STANDARD_DECK` (52), `with_jokers(1)` / `with_jokers(2)` (the jokers
 ``Xj`` and ``Yj``: rank 0, suit ``j``, index 52 and 53; they are wild or the
@@ -118,11 +119,6 @@ def format_cards(cards: Iterable[Card]) -> str:
 
 def codes(cards: Iterable[Card]) -> list[str]:
     return [c.code for c in cards]
-
-
-def commitment(seed: str) -> str:
-    """The public SHA-256 commitment to a hex seed."""
-    return hashlib.sha256(bytes.fromhex(seed)).hexdigest()
 
 
 def shuffled(deck: Sequence[Card], seed: str) -> list[Card]:

@@ -14,6 +14,7 @@ class CreateTable:
     max_seats: int
     admin_token_hash: str
     auditor_token_hash: str
+    next_seed_commitment: str
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,13 @@ class SeatPlayer:
     name: str
     buy_in: int
     token_hash: str
+    client_seed: str = ""
+
+
+@dataclass(frozen=True)
+class SetClientSeed:
+    seat: int
+    client_seed: str
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,7 @@ class OpenHand:
 class SettleHand:
     hand_no: int
     stacks: dict  # seat (as str) -> stack
+    next_seed_commitment: str
 
 
 # --- a hand ----------------------------------------------------------------
@@ -53,7 +62,8 @@ class StartHand:
     hand_no: int
     button: int
     seats: tuple  # of {"seat", "name", "stack", "player_id"}
-    seed: str  # hex; secret until the hand ends
+    server_seed: str  # hex; never in an event, only its commitment
+    client_seeds: dict  # seat (as str) -> client seed, for every seat dealt in
 
 
 @dataclass(frozen=True)

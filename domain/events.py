@@ -53,11 +53,14 @@ def _frozen(value):
 
 @dataclass(frozen=True)
 class TableCreated(Event):
+    """``next_seed_commitment`` commits to hand 1's server seed (see ``domain.fairness``)."""
+
     game: str
     options: dict
     max_seats: int
     admin_token_hash: str
     auditor_token_hash: str
+    next_seed_commitment: str
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,15 @@ class PlayerSeated(Event):
     name: str
     buy_in: int
     token_hash: str
+    client_seed: str = ""
+
+
+@dataclass(frozen=True)
+class ClientSeedChanged(Event):
+    """A player's own entropy for the decks of the hands they are dealt into from now on."""
+
+    seat: int
+    client_seed: str
 
 
 @dataclass(frozen=True)
@@ -89,10 +101,12 @@ class HandOpened(Event):
 
 @dataclass(frozen=True)
 class HandSettled(Event):
-    """The stacks a hand left behind, written with the hand's last events."""
+    """The stacks a hand left behind, written with the hand's last events, and the
+    commitment to the next hand's server seed."""
 
     hand_no: int
     stacks: dict  # seat (as str) -> stack after the hand
+    next_seed_commitment: str
 
 
 # --- a poker hand ----------------------------------------------------------
@@ -100,15 +114,19 @@ class HandSettled(Event):
 
 @dataclass(frozen=True)
 class HandStarted(Event):
-    """``seed`` is secret until ``HandEnded``; only ``deck_commitment`` is public."""
+    """``deck`` (top card first) is hidden: it is stored as a commitment and opened to
+    whom the table's ``reveal`` option allows once the hand has ended. It is the deck
+    ``domain.fairness.deck_order`` derives from the server seed committed to by
+    ``seed_commitment`` and the ``client_seeds`` of the seats dealt in."""
 
     game: str
     hand_no: int
     options: dict
     button: int
     seats: tuple  # of {"seat", "name", "stack", "player_id"}, in seat order
-    deck_commitment: str
-    seed: str
+    seed_commitment: str
+    client_seeds: dict  # seat (as str) -> client seed
+    deck: tuple
 
 
 @dataclass(frozen=True)
@@ -200,6 +218,5 @@ class PotAwarded(Event):
 
 @dataclass(frozen=True)
 class HandEnded(Event):
-    seed: str
     stacks: dict  # seat (as str) -> stack after the hand
     net: dict  # seat (as str) -> change over the hand

@@ -48,6 +48,12 @@ class Option:
         return value
 
 
+REVEAL = Option(
+    "reveal", "string", "auditor", "who gets the seed and every card once a hand has ended: "
+    "auditor (casino practice: a mucked hand stays private; players keep what they saw and the "
+    "hands shown) or everyone (home games)", allowed=("auditor", "everyone"))
+
+
 def resolve_options(options: tuple[Option, ...], given: dict[str, Any]) -> dict[str, Any]:
     """The full option set of a table: ``given`` checked, defaults filled in."""
     known = {o.name: o for o in options}

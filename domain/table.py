@@ -12,16 +12,22 @@ Choices where the rule books are silent or differ:
 * A player is dealt in when their stack covers the ante (and is not empty).
 * Chips are added and players leave only between hands (000: "all bets must
   be covered", chips may be added between hands).
+* A player's client seed may change at any time; it counts for the hands that
+  start after the change (the deck of a hand in progress is already fixed).
+* The commitment to the next hand's server seed is published when the table is
+  created and with every ``HandSettled``, so it is fixed before the players'
+  seeds for that hand are.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from domain.commands import AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer, SettleHand
+from domain.commands import (AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
+                             SetClientSeed, SettleHand)
 from domain.errors import DomainError
-from domain.events import (ChipsAdded, Event, HandOpened, HandSettled, PlayerLeft, PlayerSeated,
-                           TableCreated)
+from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandOpened, HandSettled,
+                           PlayerLeft, PlayerSeated, TableCreated)
 from domain.options import resolve_options
 from domain.poker.variants import VARIANTS
 
@@ -33,6 +39,7 @@ class TableSeat:
     name: str
     stack: int
     token_hash: str
+    client_seed: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class TableState:
     dealt_in: tuple[int, ...] = ()  # seats in the hand in progress
     admin_token_hash: str = ""
     auditor_token_hash: str = ""
+    next_seed_commitment: str = ""
 
     @property
     def created(self) -> bool:
@@ -73,10 +81,14 @@ def decide(state: TableState, command) -> list[Event]:
         case LeaveTable():
             _between_hands(state)
             return [PlayerLeft(seat=command.seat, cashed_out=_occupied(state, command.seat).stack)]
+        case SetClientSeed():
+            _occupied(state, command.seat)
+            return [ClientSeedChanged(seat=command.seat, client_seed=command.client_seed)]
         case OpenHand():
             return [_open_hand(state)]
         case SettleHand():
-            return [HandSettled(hand_no=command.hand_no, stacks=command.stacks)]
+            return [HandSettled(hand_no=command.hand_no, stacks=command.stacks,
+                                next_seed_commitment=command.next_seed_commitment)]
     raise TypeError(f"not a table command: {command!r}")
 
 
@@ -90,11 +102,16 @@ def evolve(state: TableState, event: Event) -> TableState:
         case TableCreated():
             return replace(state, game=event.game, options=dict(event.options),
                            max_seats=event.max_seats, admin_token_hash=event.admin_token_hash,
-                           auditor_token_hash=event.auditor_token_hash)
+                           auditor_token_hash=event.auditor_token_hash,
+                           next_seed_commitment=event.next_seed_commitment)
         case PlayerSeated():
             seat = TableSeat(event.seat, event.player_id, event.name, event.buy_in,
-                             event.token_hash)
+                             event.token_hash, event.client_seed)
             return replace(state, seats=tuple(sorted(state.seats + (seat,), key=lambda s: s.seat)))
+        case ClientSeedChanged():
+            return replace(state, seats=tuple(replace(s, client_seed=event.client_seed)
+                                              if s.seat == event.seat else s
+                                              for s in state.seats))
         case ChipsAdded():
             return _restack(state, {event.seat: _stack(state, event.seat) + event.amount})
         case PlayerLeft():
@@ -105,7 +122,8 @@ def evolve(state: TableState, event: Event) -> TableState:
                            hand_in_progress=True, dealt_in=dealt)
         case HandSettled():
             stacks = {int(seat): stack for seat, stack in event.stacks.items()}
-            return replace(_restack(state, stacks), hand_in_progress=False, dealt_in=())
+            return replace(_restack(state, stacks), hand_in_progress=False, dealt_in=(),
+                           next_seed_commitment=event.next_seed_commitment)
     return state
 
 
@@ -122,7 +140,8 @@ def _create(state: TableState, command: CreateTable) -> TableCreated:
                           f"to {variant.max_players} players, not {command.max_seats}")
     return TableCreated(game=command.game, options=resolve_options(variant.options, command.options),
                         max_seats=command.max_seats, admin_token_hash=command.admin_token_hash,
-                        auditor_token_hash=command.auditor_token_hash)
+                        auditor_token_hash=command.auditor_token_hash,
+                        next_seed_commitment=command.next_seed_commitment)
 
 
 def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:
@@ -131,7 +150,8 @@ def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:
     if not free:
         raise DomainError("table_full", f"all {state.max_seats} seats are taken")
     return PlayerSeated(seat=free[0], player_id=command.player_id, name=command.name,
-                        buy_in=command.buy_in, token_hash=command.token_hash)
+                        buy_in=command.buy_in, token_hash=command.token_hash,
+                        client_seed=command.client_seed)
 
 
 def _open_hand(state: TableState) -> HandOpened:

@@ -19,8 +19,9 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app = Flask(__name__)
     app.json.sort_keys = False
     app.extensions["backend"] = backend
+    keys = backend.config.keys()
     app.extensions["cardroom"] = Cardroom(
-        EventStore(backend.redis), lambda table_id, hand_no: jobs.enqueue_showdown(
+        EventStore(backend.redis, keys), keys, lambda table_id, hand_no: jobs.enqueue_showdown(
             backend.queue, table_id, hand_no))
     for blueprint in (meta, tables, hands):
         app.register_blueprint(blueprint)

@@ -1,4 +1,4 @@
-"""The ``cardroom`` command: ``cardroom serve`` and ``cardroom worker``.
+"""The ``cardroom`` command: ``cardroom serve``, ``cardroom worker`` and ``cardroom keys``.
 
 ``serve`` runs the Flask app under gunicorn. Without ``REDIS_URL`` (embedded
 mode) it runs exactly one gunicorn worker process with threads, and that
@@ -6,11 +6,16 @@ process creates the fakeredis server, the app and the job worker thread
 itself (no preload, so nothing is shared across a fork). With ``REDIS_URL``
 it runs ``--workers`` processes and no job thread: jobs go to separate
 ``cardroom worker`` processes.
+
+Keys (``service.keys``): ``serve`` makes up the ones that are unset, once, for all
+of its processes, and warns; a ``worker`` needs both from the environment, since it
+must sign receipts with the API's key. ``keys`` prints a fresh pair to keep.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 from urllib.parse import urlsplit
@@ -18,6 +23,9 @@ from urllib.parse import urlsplit
 from gunicorn.app.base import BaseApplication
 
 from service.config import Config
+from service.keys import new_key_pair
+
+KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
 
 
 class _Gunicorn(BaseApplication):
@@ -49,7 +57,29 @@ def _redacted(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
+def _share_keys(config: Config) -> Config:
+    """Make up the unset keys once, here, so every process of this server shares them."""
+    if config.secret_key and config.signing_key:
+        return config
+    secret_key, signing_key = new_key_pair()
+    print("cardroom: WARNING: CARDROOM_SECRET_KEY or CARDROOM_SIGNING_KEY is unset; made up "
+          "keys for this run: receipts and tokens will not survive a restart, and separate "
+          "`cardroom worker` processes cannot settle hands (set both; `cardroom keys` prints "
+          "a pair)", file=sys.stderr, flush=True)
+    config = replace(config, secret_key=config.secret_key or secret_key,
+                     signing_key=config.signing_key or signing_key)
+    os.environ.update(dict(zip(KEY_VARIABLES, (config.secret_key, config.signing_key))))
+    return config
+
+
+def print_keys() -> int:
+    secret_key, signing_key = new_key_pair()
+    print(f"{KEY_VARIABLES[0]}={secret_key}\n{KEY_VARIABLES[1]}={signing_key}")
+    return 0
+
+
 def serve(config: Config, workers: int, threads: int) -> int:
+    config = _share_keys(config)
     if config.embedded:
         workers = 1  # the fakeredis server lives in one process
         mode = "embedded mode (in-process fakeredis, jobs in a worker thread)"
@@ -78,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd.add_argument("--workers", type=int, default=2, help="processes with REDIS_URL (default 2)")
     serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default 8)")
     commands.add_parser("worker", help="run an RQ worker on REDIS_URL")
+    commands.add_parser("keys", help="print a fresh CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY")
     args = parser.parse_args(argv)
 
+    if args.command == "keys":
+        return print_keys()
     try:
         config = Config.from_env()
     except ValueError as exc:
@@ -87,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "worker":
         from service.worker import run_worker
 
+        if not (config.secret_key and config.signing_key):
+            parser.error("cardroom worker needs CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY, "
+                         "the same as the API's (`cardroom keys` prints a pair)")
         return run_worker(config)
     if args.host:
         config = replace(config, host=args.host)

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from service.keys import Keys, keys_for, parse_key
+
 
 @dataclass(frozen=True)
 class Config:
@@ -19,10 +21,16 @@ class Config:
     port: int = 8000  # PORT
     queue_name: str = "cardroom"  # RQ queue for showdown jobs
     owed_job_after: float = 10.0  # CARDROOM_OWED_JOB_AFTER, seconds
+    secret_key: str | None = None  # CARDROOM_SECRET_KEY, hex; see service.keys
+    signing_key: str | None = None  # CARDROOM_SIGNING_KEY, hex; see service.keys
 
     @property
     def embedded(self) -> bool:
         return not self.redis_url
+
+    def keys(self) -> Keys:
+        """The configured keys, or this process's ephemeral pair (see ``service.keys``)."""
+        return keys_for(self.secret_key, self.signing_key)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Config":
@@ -35,7 +43,14 @@ class Config:
             owed_job_after=_number(
                 environ, "CARDROOM_OWED_JOB_AFTER", float, default.owed_job_after
             ),
+            secret_key=_key(environ, "CARDROOM_SECRET_KEY"),
+            signing_key=_key(environ, "CARDROOM_SIGNING_KEY"),
         )
+
+
+def _key(environ: Mapping[str, str], name: str) -> str | None:
+    raw = environ.get(name, "").strip()
+    return parse_key(name, raw) if raw else None
 
 
 def _number(environ: Mapping[str, str], name: str, kind: type, default):

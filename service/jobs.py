@@ -14,6 +14,7 @@ import time
 
 from rq import Queue, get_current_job
 
+from service.config import Config
 from service.room import SHOWDOWN_JOB, Cardroom
 from service.store import EventStore
 
@@ -22,7 +23,8 @@ def settle_showdown(table_id: str, hand_no: int) -> bool:
     connection = get_current_job().connection
     # Fault injection for the crash tests: hold the job here so a test can kill the worker.
     time.sleep(float(os.environ.get("CARDROOM_SHOWDOWN_PAUSE", "0")))
-    return Cardroom(EventStore(connection), None).settle_showdown(table_id, hand_no)
+    keys = Config.from_env().keys()
+    return Cardroom(EventStore(connection, keys), keys, None).settle_showdown(table_id, hand_no)
 
 
 def enqueue_showdown(queue: Queue, table_id: str, hand_no: int) -> None:

@@ -2,8 +2,13 @@
 
 Routes call one method here; every game rule stays in ``domain``. State is
 rebuilt by replaying a stream (``ReplayCache`` replays only what it has not
-seen). Every write is one ``EventStore.append``: a hand's last events and the
-table's ``HandSettled`` land together or not at all.
+seen). Every write is one ``EventStore.append``: a hand's last events, the
+table's ``HandSettled`` and the hand's signed receipt land together or not at all.
+
+Hidden values are sealed on the way in (``domain.fairness.seal``: commitments in
+the chained data, openings beside it) and each reader gets the openings
+``domain.views`` allows them. Seeds and tokens are derived from the secret key
+(``service.keys``), so neither is ever stored.
 """
 
 from __future__ import annotations
@@ -18,19 +23,21 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Any, Callable
 
+from domain import fairness
 from domain import table as table_rules
 from domain.audit import audit_hand
 from domain.commands import (Act, AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
-                             SettleHand, Showdown, StartHand)
+                             SetClientSeed, SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
 from domain.events import Event, HandEnded, StreetStarted, event_from_dict
 from domain.poker import engine
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 from domain.table import TableState
-from domain.views import Viewer, as_dealt, view_event
-from service.store import (DuplicateCommand, Envelope, EventStore, NewEvent, StreamWrite,
-                           VersionConflict, hand_stream, table_stream, verify_chain)
+from domain.views import Viewer, as_dealt, hidden_values, sees_everything, view_hand, visible_openings
+from service.keys import Keys
+from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
+                           StreamWrite, VersionConflict, hand_stream, receipt_key, table_stream)
 
 log = logging.getLogger(__name__)
 
@@ -54,52 +61,78 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
+@dataclass(frozen=True)
+class ClientKey:
+    """An Idempotency-Key and the fingerprint of the request it came with."""
+
+    key: str
+    fingerprint: str
 
 
 @dataclass(frozen=True)
 class Loaded:
     state: Any
     version: int
+    head_hash: str = fairness.GENESIS_HASH
 
 
 class ReplayCache:
-    """State per stream and version, so a read replays only events it has not seen."""
+    """State per stream and version, so a read replays only events it has not seen.
 
-    def __init__(self, store: EventStore, size: int = 2048):
-        self.store, self.size = store, size
+    Bounded (least recently used out); a stream that is missing its cached head (it
+    was shortened or rewritten) is replayed anew; nothing is kept for an empty stream."""
+
+    def __init__(self, store: EventStore, to_event: Callable[[Envelope], Event],
+                 size: int = 2048):
+        self.store, self.to_event, self.size = store, to_event, size
         self._states: OrderedDict[str, Loaded] = OrderedDict()
         self._lock = threading.Lock()
 
     def load(self, stream: str, initial: Callable[[], Any], evolve) -> Loaded:
         with self._lock:
             cached = self._states.get(stream)
+        new = []
+        if cached is not None:
+            new = self.store.read(stream, after=cached.version - 1)
+            if new and new[0].version == cached.version and new[0].hash == cached.head_hash:
+                new = new[1:]
+            else:
+                cached = None
         if cached is None:
-            cached = Loaded(initial(), 0)
-        new = self.store.read(stream, after=cached.version)
-        state = reduce(evolve, (to_event(e) for e in new), cached.state)
-        loaded = Loaded(state, cached.version + len(new))
+            cached, new = Loaded(initial(), 0), self.store.read(stream)
+        state = reduce(evolve, (self.to_event(e) for e in new), cached.state)
+        loaded = Loaded(state, cached.version + len(new), new[-1].hash if new else cached.head_hash)
         with self._lock:
-            self._states[stream] = loaded
-            self._states.move_to_end(stream)
+            if loaded.version:
+                self._states[stream] = loaded
+                self._states.move_to_end(stream)
+            else:
+                self._states.pop(stream, None)
             while len(self._states) > self.size:
                 self._states.popitem(last=False)
         return loaded
 
 
-def to_event(envelope: Envelope) -> Event:
-    return event_from_dict(envelope.type, envelope.data)
+def opened_event(envelope: Envelope) -> Event:
+    """The domain event of an envelope, its hidden values put back from the openings."""
+    return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
 
 
-def new_events(events: list[Event]) -> list[NewEvent]:
-    return [NewEvent(e.type, e.to_dict()) for e in events]
+def sealed(events: list[Event]) -> list[NewEvent]:
+    new = []
+    for event in events:
+        data, openings = fairness.seal(event.to_dict(), hidden_values(event),
+                                       lambda: secrets.token_hex(fairness.SALT_BYTES))
+        new.append(NewEvent(event.type, data, openings))
+    return new
 
 
 class Cardroom:
-    def __init__(self, store: EventStore, enqueue_showdown: Callable[[str, int], None] | None):
+    def __init__(self, store: EventStore, keys: Keys,
+                 enqueue_showdown: Callable[[str, int], None] | None):
         self.store = store
-        self.cache = ReplayCache(store)
+        self.keys = keys
+        self.cache = ReplayCache(store, opened_event)
         self.enqueue_showdown = enqueue_showdown
 
     # --- reads -------------------------------------------------------------
@@ -120,104 +153,167 @@ class Cardroom:
         return self.cache.load(hand_stream(table_id, hand_no), lambda: _new_hand(table),
                                engine.evolve)
 
+    def hand_view(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
+        hand = self.hand(table_id, hand_no)
+        view = {"table_id": table_id, "version": hand.version, **view_hand(hand.state, viewer)}
+        if sees_everything(viewer, hand.state):
+            view["server_seed"] = self.keys.server_seed(table_id, hand_no)
+        return view
+
     def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
                     ) -> list[dict]:
         state = self.hand(table_id, hand_no).state
-        envelopes = self.store.read(hand_stream(table_id, hand_no), after=after)
         viewer = as_dealt(viewer, state)
-        return [project(e, viewer, state.status == "ended") for e in envelopes]
+        return [project(e, viewer, state)
+                for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
 
-    def audit(self, table_id: str, hand_no: int) -> list[dict]:
-        """The checks of a hand: its hash chain, then the domain's re-verification."""
+    def history(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
+        """Everything ``python3 -m domain.fairness verify`` needs, as ``viewer`` may see it."""
+        hand = self.hand(table_id, hand_no)
+        events = self.hand_events(table_id, hand_no, viewer)
+        return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
+                "version": len(events), "events": events,
+                "server_seed": (self.keys.server_seed(table_id, hand_no)
+                                if sees_everything(as_dealt(viewer, hand.state), hand.state)
+                                else None),
+                "receipt": self.store.get_json(receipt_key(table_id, hand_no)),
+                "public_key": self.keys.public_key}
+
+    def receipt(self, table_id: str, hand_no: int) -> dict:
+        if self.hand(table_id, hand_no).state.status != "ended":
+            raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; its receipt is "
+                              "signed when it does")
+        signed = self.store.get_json(receipt_key(table_id, hand_no))
+        if signed is None:
+            raise NotFound("receipt_not_found", f"hand {hand_no} ended without a stored receipt; "
+                           "its audit fails")
+        return {**signed, "public_key": self.keys.public_key}
+
+    def audit(self, table_id: str, hand_no: int) -> dict:
+        """Every check of a hand, read afresh from the store (never from the cache)."""
         self.hand(table_id, hand_no)
         envelopes = self.store.read(hand_stream(table_id, hand_no))
-        chain_problems = verify_chain(envelopes)
-        return [{"name": "hash_chain", "ok": not chain_problems,
-                 "detail": "; ".join(chain_problems) or f"{len(envelopes)} events chained"},
-                *audit_hand([to_event(e) for e in envelopes])]
+        table_envelopes = self.store.read(table_stream(table_id))
+        ended = any(e.type == "HandEnded" for e in envelopes)
+        document = {"table_id": table_id, "hand_no": hand_no, "version": len(envelopes),
+                    "events": [{**e.to_dict(), "openings": e.openings} for e in envelopes],
+                    "server_seed": self.keys.server_seed(table_id, hand_no) if ended else None,
+                    "receipt": self.store.get_json(receipt_key(table_id, hand_no))}
+        checks = fairness.verify_history(document, self.keys.public_key)
+        table_problem = fairness.chain_problem([e.to_dict() for e in table_envelopes])
+        checks.append({"name": "table_chain", "ok": table_problem is None,
+                       "detail": table_problem or f"{len(table_envelopes)} table events chained"})
+        checks += self._rule_checks(hand_no, envelopes, table_envelopes, document["server_seed"])
+        checks = [c for c in checks if not c.get("skipped")] if not ended else checks
+        return {"table_id": table_id, "hand_no": hand_no,
+                "status": "ended" if ended else "in_progress",
+                "valid": all(c["ok"] for c in checks), "checks": checks}
+
+    @staticmethod
+    def _rule_checks(hand_no, envelopes, table_envelopes, server_seed) -> list[dict]:
+        try:
+            events = [opened_event(e) for e in envelopes]
+            table_events = [opened_event(e) for e in table_envelopes]
+        except (KeyError, TypeError, ValueError) as error:
+            return [{"name": "replay_legality", "ok": False,
+                     "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
+        return audit_hand(hand_no, events, table_events, server_seed)
 
     # --- table commands ----------------------------------------------------
 
     def create_table(self, game: str, options: dict, max_seats: int | None) -> dict:
         table_id = uuid.uuid4().hex[:16]
-        admin, auditor = new_token(), new_token()
+        admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
         seats = max_seats if max_seats is not None else (
             VARIANTS[game].max_players if game in VARIANTS else 0)
         events = table_rules.decide(table_rules.initial_state(), CreateTable(
             game=game, options=options, max_seats=seats,
-            admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor)))
+            admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
+            next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
         self.store.register_table(table_id)
-        self.store.append([StreamWrite(table_stream(table_id), 0, new_events(events))],
+        self.store.append([StreamWrite(table_stream(table_id), 0, sealed(events))],
                           actor="anonymous")
         return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,
-                "game": game, "max_seats": seats, "options": events[0].options}
+                "game": game, "max_seats": seats, "options": events[0].options,
+                "next_seed_commitment": events[0].next_seed_commitment}
 
-    def seat_player(self, table_id: str, name: str, buy_in: int, idempotency_key: str | None,
-                    ) -> dict:
-        token, player_id = new_token(), uuid.uuid4().hex[:16]
+    def seat_player(self, table_id: str, name: str, buy_in: int, client_seed: str,
+                    client_key: ClientKey | None) -> dict:
+        player_id = uuid.uuid4().hex[:16]
+
+        def answer(remembered: dict) -> dict:
+            return {**remembered, "client_seed": client_seed,
+                    "token": self.keys.token("player", table_id, remembered["player_id"])}
         command = SeatPlayer(player_id=player_id, name=name, buy_in=buy_in,
-                             token_hash=hash_token(token))
+                             token_hash=hash_token(self.keys.token("player", table_id, player_id)),
+                             client_seed=client_seed)
+        return self._table_command(table_id, command, "anonymous", client_key, "join",
+                                   lambda events: {"seat": events[0].seat, "player_id": player_id},
+                                   answer)
 
-        def answer(events):
-            return {"seat": events[0].seat, "player_id": player_id, "token": token}
-        return self._table_command(table_id, command, "anonymous", answer,
-                                   ("join", idempotency_key))
+    def set_client_seed(self, table_id: str, seat: int, client_seed: str) -> dict:
+        def remember(events) -> dict:
+            return {"seat": seat, "client_seed": client_seed,
+                    "applies_from_hand": self.table(table_id).state.hand_no + 1}
+        return self._table_command(table_id, SetClientSeed(seat=seat, client_seed=client_seed),
+                                   f"seat:{seat}", None, None, remember)
 
-    def add_chips(self, table_id: str, seat: int, amount: int, idempotency_key: str | None,
+    def add_chips(self, table_id: str, seat: int, amount: int, client_key: ClientKey | None,
                   ) -> dict:
-        def answer(events):
+        def remember(events) -> dict:
             return {"seat": seat, "stack": self.table(table_id).state.seat(seat).stack + amount}
         return self._table_command(table_id, AddChips(seat=seat, amount=amount), f"seat:{seat}",
-                                   answer, (f"chips:{seat}", idempotency_key))
+                                   client_key, f"chips:{seat}", remember)
 
     def leave(self, table_id: str, seat: int, actor: str) -> dict:
-        return self._table_command(table_id, LeaveTable(seat=seat), actor,
+        return self._table_command(table_id, LeaveTable(seat=seat), actor, None, None,
                                    lambda events: {"seat": seat,
                                                    "cashed_out": events[0].cashed_out})
 
-    def _table_command(self, table_id, command, actor, answer, idempotency=None) -> dict:
-        scope, key = idempotency or (None, None)
+    def _table_command(self, table_id, command, actor, client_key, scope, remember,
+                       answer=lambda remembered: remembered) -> dict:
+        idem = _idempotency(table_id, scope, client_key)
 
         def attempt():
             loaded = self.table(table_id)
             events = table_rules.decide(loaded.state, command)
-            body = answer(events)
+            remembered = remember(events)
             self.store.append(
-                [StreamWrite(table_stream(table_id), loaded.version, new_events(events))],
-                actor=actor, command_id=key, idempotency=(table_id, scope, key) if key else None,
-                response=lambda _: body)
-            return body
-        return self._once(table_id, scope, key, attempt)
+                [StreamWrite(table_stream(table_id), loaded.version, sealed(events))],
+                actor=actor, command_id=client_key and client_key.key, idempotency=idem,
+                answer=remembered)
+            return answer(remembered)
+        return self._once(idem, attempt, answer)
 
     # --- hand commands -----------------------------------------------------
 
-    def start_hand(self, table_id: str, idempotency_key: str | None) -> dict:
-        scope = "start_hand"
+    def start_hand(self, table_id: str, client_key: ClientKey | None) -> dict:
+        idem = _idempotency(table_id, "start_hand", client_key)
 
         def attempt():
             table = self.table(table_id)
             (opened,) = table_rules.decide(table.state, OpenHand())
-            after = table_rules.evolve(table.state, opened)
-            seats = tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
-                           "player_id": s.player_id}
-                          for s in table.state.seats if s.seat in after.dealt_in)
+            dealt = [s for s in table.state.seats
+                     if s.seat in table_rules.evolve(table.state, opened).dealt_in]
             hand_events = engine.decide(_new_hand(table.state), StartHand(
-                hand_no=opened.hand_no, button=opened.button, seats=seats,
-                seed=secrets.token_hex(32)))
+                hand_no=opened.hand_no, button=opened.button,
+                seats=tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
+                             "player_id": s.player_id} for s in dealt),
+                server_seed=self.keys.server_seed(table_id, opened.hand_no),
+                client_seeds={str(s.seat): s.client_seed for s in dealt}))
             body = {"hand_no": opened.hand_no, "version": len(hand_events)}
             self.store.append(
-                [StreamWrite(table_stream(table_id), table.version, new_events([opened])),
-                 StreamWrite(hand_stream(table_id, opened.hand_no), 0, new_events(hand_events))],
-                actor="admin", command_id=idempotency_key,
-                idempotency=(table_id, scope, idempotency_key) if idempotency_key else None,
-                response=lambda _: body)
+                [StreamWrite(table_stream(table_id), table.version, sealed([opened])),
+                 StreamWrite(hand_stream(table_id, opened.hand_no), 0, sealed(hand_events))],
+                actor="admin", command_id=client_key and client_key.key, idempotency=idem,
+                answer=body)
             return body
-        return self._once(table_id, scope, idempotency_key, attempt)
+        return self._once(idem, attempt, lambda remembered: remembered)
 
-    def act(self, table_id: str, hand_no: int, command: Act, expected_version: int | None,
-            idempotency_key: str | None) -> dict:
+    def act(self, table_id: str, hand_no: int, viewer: Viewer, command: Act,
+            expected_version: int | None, client_key: ClientKey | None) -> dict:
         """Apply one player's move; 201 body ``{"version", "events"}`` as the player sees it."""
-        scope = f"hand:{hand_no}:seat:{command.seat}"
+        idem = _idempotency(table_id, f"hand:{hand_no}:seat:{command.seat}", client_key)
         stream = hand_stream(table_id, hand_no)
 
         def attempt():
@@ -225,41 +321,52 @@ class Cardroom:
             if expected_version is not None and expected_version != hand.version:
                 raise StaleVersion(hand.version)
             events = engine.decide(hand.state, command)
-            viewer = Viewer("player", command.seat)
             try:
                 written = self._append_hand(
                     table_id, hand_no, hand.version, events, actor=f"seat:{command.seat}",
-                    command_id=idempotency_key,
-                    idempotency=(table_id, scope, idempotency_key) if idempotency_key else None,
-                    response=lambda by_stream: _action_answer(by_stream[stream], viewer, events))
+                    command_id=client_key and client_key.key, idempotency=idem,
+                    answer={"after": hand.version, "version": hand.version + len(events)})
             except VersionConflict as conflict:
                 if expected_version is not None and conflict.stream == stream:
                     raise StaleVersion(conflict.actual) from None
                 raise
-            return _action_answer(written[stream], viewer, events)
-        return self._once(table_id, scope, idempotency_key, attempt)
+            state = reduce(engine.evolve, events, hand.state)
+            return {"version": hand.version + len(events),
+                    "events": [project(e, viewer, state) for e in written[stream]]}
 
-    def _once(self, table_id: str, scope: str, key: str | None, attempt: Callable[[], dict],
-              ) -> dict:
+        def answer(remembered: dict) -> dict:
+            return {"version": remembered["version"],
+                    "events": self.hand_events(table_id, hand_no, viewer, remembered["after"])[
+                        :remembered["version"] - remembered["after"]]}
+        return self._once(idem, attempt, answer)
+
+    def _once(self, idem: Idempotency | None, attempt: Callable[[], dict],
+              answer: Callable[[dict], dict]) -> dict:
         """Run ``attempt`` until it writes, trying again when a stream it read moved on.
 
-        With an Idempotency-Key the command takes effect once: a retry gets the first
-        answer, even when it raced the first copy and lost (the copy's write made this
-        one stale or illegal)."""
-        def remembered():
-            return key and self.store.remembered_response(table_id, scope, key)
+        With an Idempotency-Key the command takes effect once: a retry of the same
+        request gets the first answer, even when it raced the first copy and lost (the
+        copy's write made this one stale or illegal); the same key with another
+        request is refused."""
+        def replayed(record: dict | None) -> dict | None:
+            if record is None:
+                return None
+            if record["fingerprint"] != idem.fingerprint:
+                raise DomainError("idempotency_key_reused", "this Idempotency-Key was used "
+                                  "for another request; use a fresh key for each request")
+            return answer(record["answer"])
         for _ in range(RETRIES):
-            if answer := remembered():
-                return answer
+            if idem and (done := replayed(self.store.remembered(idem))):
+                return done
             try:
                 return attempt()
             except DuplicateCommand as duplicate:
-                return duplicate.response
+                return replayed(duplicate.record)
             except VersionConflict:
                 continue
             except (DomainError, StaleVersion):
-                if answer := remembered():
-                    return answer
+                if idem and (done := replayed(self.store.remembered(idem))):
+                    return done
                 raise
         raise DomainError("busy", "the table changed too often while this command was tried")
 
@@ -279,20 +386,28 @@ class Cardroom:
         return False
 
     def _append_hand(self, table_id, hand_no, version, events, **append_args):
-        """Append a hand's events, with the table's ``HandSettled`` when they end the hand and
-        the showdown job owed (or paid) when they lead to (or are) the showdown."""
-        writes = [StreamWrite(hand_stream(table_id, hand_no), version, new_events(events))]
+        """Append a hand's events; when they end the hand, with the table's ``HandSettled``
+        and the signed receipt; when they lead to (or are) the showdown, with the job owed
+        (or paid)."""
+        stream = hand_stream(table_id, hand_no)
+        writes = [StreamWrite(stream, version, sealed(events))]
         ended = next((e for e in events if isinstance(e, HandEnded)), None)
         owed = any(isinstance(e, StreetStarted) and e.kind == "showdown" for e in events)
         job = (table_id, f"{SHOWDOWN_JOB}:{hand_no}")
+        receipt = None
         if ended is not None:
             table = self.table(table_id)
-            settled = table_rules.decide(table.state, SettleHand(hand_no=hand_no,
-                                                                 stacks=ended.stacks))
-            writes.append(StreamWrite(table_stream(table_id), table.version,
-                                      new_events(settled)))
+            settled = table_rules.decide(table.state, SettleHand(
+                hand_no=hand_no, stacks=ended.stacks,
+                next_seed_commitment=self.keys.seed_commitment(table_id, hand_no + 1)))
+            writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled)))
+
+            def receipt(by_stream):
+                return {receipt_key(table_id, hand_no): self._signed_receipt(
+                    table_id, hand_no, by_stream[stream][-1], ended)}
         written = self.store.append(writes, owe_job=job if owed else None,
-                                    settle_job=job if ended is not None else None, **append_args)
+                                    settle_job=job if ended is not None else None,
+                                    also_set=receipt, **append_args)
         if owed and self.enqueue_showdown is not None:
             try:
                 self.enqueue_showdown(table_id, hand_no)
@@ -300,16 +415,26 @@ class Cardroom:
                 log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
         return written
 
+    def _signed_receipt(self, table_id: str, hand_no: int, head: Envelope,
+                        ended: HandEnded) -> str:
+        receipt = {"table_id": table_id, "hand_no": hand_no, "version": head.version,
+                   "head_hash": head.hash, "stacks": dict(ended.stacks)}
+        return fairness.canonical_json({"receipt": receipt, "signature": self.keys.sign(receipt)})
+
 
 def _new_hand(table: TableState) -> HandState:
     return engine.initial_state({"game": table.game, "options": table.options})
 
 
-def project(envelope: Envelope, viewer: Viewer, ended: bool) -> dict:
-    return envelope.with_data(view_event(to_event(envelope), viewer, ended)).to_dict()
+def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
+                 ) -> Idempotency | None:
+    if client_key is None or scope is None:
+        return None
+    return Idempotency(table_id, scope, client_key.key, client_key.fingerprint)
 
 
-def _action_answer(envelopes: list[Envelope], viewer: Viewer, events: list[Event]) -> dict:
-    ended = any(isinstance(e, HandEnded) for e in events)
-    return {"version": envelopes[-1].version if envelopes else None,
-            "events": [project(e, viewer, ended) for e in envelopes]}
+def project(envelope: Envelope, viewer: Viewer, state: HandState) -> dict:
+    """A stored event as ``viewer`` receives it: the chained fields (commitments in place of
+    hidden values) and the openings they may see."""
+    visible = visible_openings(opened_event(envelope), viewer, state)
+    return {**envelope.to_dict(), "openings": {p: envelope.openings[p] for p in visible}}

@@ -35,9 +35,18 @@ class CreateTable(Strict):
                                load_default=None)
 
 
+def _client_seed(**kwargs):
+    return fields.String(validate=validate.Length(min=1, max=128), **kwargs)
+
+
 class JoinTable(Strict):
     name = fields.String(required=True, validate=validate.Length(min=1, max=40))
     buy_in = _amount(required=True)
+    client_seed = _client_seed(load_default="")
+
+
+class ClientSeed(Strict):
+    client_seed = _client_seed(required=True)
 
 
 class AddChips(Strict):

@@ -5,35 +5,40 @@ script may touch all of them, also on Redis Cluster):
 
     t:{<table_id>}:events               table stream
     t:{<table_id>}:hand:<n>:events      one stream per hand
-    t:{<table_id>}:idem:<sha256>        remembered response of a command (TTL 24 h);
+    t:{<table_id>}:hand:<n>:receipt     the signed receipt of an ended hand
+    t:{<table_id>}:idem:<sha256>        remembered command (TTL 24 h): its request's
+                                        fingerprint and a small answer (never a secret);
                                         sha256 hex of ``scope + "\\0" + key``
-    t:{<table_id>}:owed                 sorted set: job name -> epoch seconds it became owed
+    t:{<table_id>}:owed                 sorted set: job name -> Redis TIME it became owed
     cardroom:tables                     set of table ids (global, outside any table)
 
 A stream entry has the explicit ID ``0-<version>`` and flat fields ``type``, ``data``
 (canonical JSON), ``version``, ``event_id``, ``occurred_at``, ``actor``,
-``command_id`` (absent when None), ``prev_hash`` and ``hash``, where
-``hash = sha256(prev_hash + canonical_json(all other fields))``.
+``command_id`` (absent when None), ``prev_hash`` and ``hash`` (the chain of
+``domain.fairness``), plus ``openings`` outside the chain: the values behind the
+event's commitments, encrypted with the service's secret key (``service.keys``).
 
 ``EventStore.append`` builds the envelopes in Python, then runs ONE Lua script
-(``_APPEND_LUA``) which, atomically: (1) returns the remembered response if the
+(``_APPEND_LUA``) which, atomically: (1) returns the remembered command if the
 idempotency key exists; (2) checks, for every stream, that its length and last
 generated ID equal the expected version and that its last entry's hash equals the
 ``prev_hash`` the new envelopes were chained to, else reports a conflict having
-written nothing; (3) XADDs every envelope; (4) stores the idempotency response;
-(5) clears / sets the owed-job marker.  Nothing is written before all checks pass.
+written nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
+other keys given (a receipt); (5) clears / sets the owed-job marker.  Nothing is
+written before all checks pass.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Protocol
 from uuid import uuid4
 
-GENESIS_HASH = "0" * 64
+from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
+
 TABLES_KEY = "cardroom:tables"
 IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 _TAG = re.compile(r"^t:\{([^{}]+)\}:")
@@ -54,6 +59,10 @@ def hand_stream(table_id: str, hand_no: int) -> str:
     return f"{_tag(table_id)}:hand:{int(hand_no)}:events"
 
 
+def receipt_key(table_id: str, hand_no: int) -> str:
+    return f"{_tag(table_id)}:hand:{int(hand_no)}:receipt"
+
+
 def idempotency_key(table_id: str, scope: str, key: str) -> str:
     digest = hashlib.sha256(f"{scope}\0{key}".encode()).hexdigest()
     return f"{_tag(table_id)}:idem:{digest}"
@@ -71,14 +80,9 @@ def table_of(key: str) -> str:
     return match.group(1)
 
 
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def envelope_hash(fields: dict) -> str:
-    """sha256(prev_hash + canonical JSON of every envelope field but ``hash``)."""
-    body = {k: v for k, v in fields.items() if k != "hash"}
-    return hashlib.sha256((body["prev_hash"] + canonical_json(body)).encode()).hexdigest()
+class Cipher(Protocol):
+    def encrypt(self, openings: dict, context: str) -> str: ...
+    def decrypt(self, blob: str, context: str) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -92,18 +96,18 @@ class Envelope:
     command_id: str | None
     prev_hash: str
     hash: str
+    openings: dict = field(default_factory=dict)  # pointer -> {"value", "salt"}; not chained
 
     def to_dict(self) -> dict:
-        return asdict(self)
-
-    def with_data(self, data: dict) -> "Envelope":
-        return replace(self, data=data)
+        """The chained fields and the hash: what a reader may verify."""
+        return {**{name: getattr(self, name) for name in CHAINED_FIELDS}, "hash": self.hash}
 
 
 @dataclass(frozen=True)
 class NewEvent:
     type: str
-    data: dict
+    data: dict  # sealed: hidden values already replaced by commitments
+    openings: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,16 @@ class StreamWrite:
     events: list[NewEvent]
 
 
+@dataclass(frozen=True)
+class Idempotency:
+    """A client's Idempotency-Key within a scope, bound to its request's fingerprint."""
+
+    table_id: str
+    scope: str
+    key: str
+    fingerprint: str
+
+
 class VersionConflict(Exception):
     def __init__(self, stream: str, expected: int, actual: int):
         super().__init__(f"{stream}: expected version {expected}, actual {actual}")
@@ -120,40 +134,29 @@ class VersionConflict(Exception):
 
 
 class DuplicateCommand(Exception):
-    def __init__(self, response: dict):
+    """The idempotency key was used before; ``record`` is ``{"fingerprint", "answer"}``."""
+
+    def __init__(self, record: dict):
         super().__init__("command already applied")
-        self.response = response
+        self.record = record
 
 
-def verify_chain(envelopes: Iterable[Envelope]) -> list[str]:
-    """Problems in a stream's chain; empty when versions are 1..n, links and hashes hold."""
-    problems: list[str] = []
-    prev = GENESIS_HASH
-    for position, env in enumerate(envelopes, start=1):
-        if env.version != position:
-            problems.append(f"version {env.version} at position {position}")
-        if env.prev_hash != prev:
-            problems.append(f"version {env.version}: prev_hash does not match the previous hash")
-        if envelope_hash(env.to_dict()) != env.hash:
-            problems.append(f"version {env.version}: hash does not match its content")
-        prev = env.hash
-    return problems
-
-
-# KEYS: idempotency key, owed zset, stream_1 .. stream_n
-# ARGV: use_idem, response, ttl, owe_job, settle_job, now, genesis, then per stream:
-#       expected_version, prev_hash, n_events, then per event: n_fields, f1, v1, ...
+# KEYS: idempotency key, owed zset, stream_1 .. stream_n, extra_1 .. extra_m
+# ARGV: use_idem, record, ttl, owe_job, settle_job, genesis, n, then per stream:
+#       expected_version, prev_hash, n_events, then per event: n_fields, f1, v1, ...;
+#       then the m extra values
 _APPEND_LUA = """
 if ARGV[1] == '1' then
   local seen = redis.call('GET', KEYS[1])
   if seen then return {'duplicate', seen} end
 end
+local n_streams = tonumber(ARGV[7])
 local writes, pos = {}, 8
-for i = 3, #KEYS do
+for i = 3, 2 + n_streams do
   local key, expected, prev = KEYS[i], tonumber(ARGV[pos]), ARGV[pos + 1]
   local n_events = tonumber(ARGV[pos + 2])
   pos = pos + 3
-  local length, last_id, last_hash = 0, '0-0', ARGV[7]
+  local length, last_id, last_hash = 0, '0-0', ARGV[6]
   if redis.call('EXISTS', key) == 1 then
     local info = redis.call('XINFO', 'STREAM', key)
     for j = 1, #info, 2 do
@@ -180,9 +183,16 @@ for _, w in ipairs(writes) do
     p = p + 1 + 2 * n
   end
 end
+for i = 3 + n_streams, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[pos])
+  pos = pos + 1
+end
 if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
-if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[4]) end
+if ARGV[4] ~= '' then
+  local now = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], now[1] + now[2] / 1000000, ARGV[4])
+end
 return {'ok'}
 """
 
@@ -191,48 +201,40 @@ def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def _envelope(fields: dict) -> Envelope:
-    f = {_s(k): _s(v) for k, v in fields.items()}
-    return Envelope(type=f["type"], data=json.loads(f["data"]), version=int(f["version"]),
-                    event_id=f["event_id"], occurred_at=f["occurred_at"], actor=f["actor"],
-                    command_id=f.get("command_id"), prev_hash=f["prev_hash"], hash=f["hash"])
-
-
-def _stream_fields(env: Envelope) -> list[str]:
-    pairs = [(name, canonical_json(value) if name == "data" else str(value))
-             for name, value in env.to_dict().items() if value is not None]  # only command_id may be None
-    return [str(len(pairs)), *(item for pair in pairs for item in pair)]
-
-
 class EventStore:
-    def __init__(self, redis: Any, *, clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    def __init__(self, redis: Any, cipher: Cipher | None = None, *,
+                 clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
                  new_id: Callable[[], str] = lambda: uuid4().hex):
-        self.redis, self.clock, self.new_id = redis, clock, new_id
+        self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self._append_script = redis.register_script(_APPEND_LUA)
 
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
-        return [_envelope(fields) for _, fields in self.redis.xrange(stream, f"0-{after + 1}", "+")]
+        return [self._envelope(stream, fields)
+                for _, fields in self.redis.xrange(stream, f"0-{after + 1}", "+")]
 
     def version(self, stream: str) -> int:
         return int(self.redis.xlen(stream))
-
-    def last_hash(self, stream: str) -> str:
-        top = self.redis.xrevrange(stream, "+", "-", count=1)
-        return _envelope(top[0][1]).hash if top else GENESIS_HASH
 
     def _hash_at(self, stream: str, version: int) -> str:
         if version == 0:
             return GENESIS_HASH
         entry = self.redis.xrange(stream, f"0-{version}", f"0-{version}")
-        return _envelope(entry[0][1]).hash if entry else ""  # "" never matches: the script reports it
+        if not entry:
+            return ""  # never matches: the script reports a conflict
+        return next(_s(v) for k, v in entry[0][1].items() if _s(k) == "hash")
 
     def append(self, writes: list[StreamWrite], *, actor: str, command_id: str | None = None,
-               idempotency: tuple[str, str, str] | None = None,
-               response: Callable[[dict[str, list[Envelope]]], dict] | None = None,
+               idempotency: Idempotency | None = None, answer: dict | None = None,
                owe_job: tuple[str, str] | None = None,
-               settle_job: tuple[str, str] | None = None) -> dict[str, list[Envelope]]:
+               settle_job: tuple[str, str] | None = None,
+               also_set: Callable[[dict[str, list[Envelope]]], dict[str, str]] | None = None,
+               ) -> dict[str, list[Envelope]]:
+        """Append atomically. ``answer`` is what a retry with the same key gets back;
+        ``also_set`` gives, from the new envelopes, other keys of the table to set with them."""
         tables = {table_of(w.stream) for w in writes}
-        tables |= {str(t[0]) for t in (idempotency, owe_job, settle_job) if t is not None}
+        tables |= {str(t[0]) for t in (owe_job, settle_job) if t is not None}
+        if idempotency is not None:
+            tables.add(idempotency.table_id)
         if len(tables) > 1:
             raise ValueError(f"one append must stay within one table, got {sorted(tables)}")
         if len({w.stream for w in writes}) != len(writes):
@@ -241,7 +243,7 @@ class EventStore:
             return {}
         table = tables.pop()
 
-        now = self.clock().astimezone(timezone.utc)
+        now = self.clock().astimezone(timezone.utc).isoformat()
         by_stream: dict[str, list[Envelope]] = {}
         stream_args: list[str] = []
         for w in writes:
@@ -251,20 +253,23 @@ class EventStore:
             for offset, event in enumerate(w.events, start=1):
                 fields = dict(type=event.type, data=json.loads(canonical_json(event.data)),
                               version=w.expected_version + offset, event_id=self.new_id(),
-                              occurred_at=now.isoformat(), actor=actor, command_id=command_id,
+                              occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
-                env = Envelope(**fields, hash=envelope_hash(fields))
+                env = Envelope(**fields, hash=envelope_hash(fields), openings=event.openings)
                 envelopes.append(env)
-                stream_args += _stream_fields(env)
+                stream_args += self._stream_fields(w.stream, env)
                 prev = env.hash
-        response = response or (lambda envs: {s: [e.to_dict() for e in es] for s, es in envs.items()})
-        answer = response(by_stream) if idempotency else {}
 
-        idem = idempotency_key(*idempotency) if idempotency else f"{_tag(table)}:idem:-"
-        keys = [idem, owed_key(table), *(w.stream for w in writes)]
-        args = ["1" if idempotency else "0", canonical_json(answer), str(IDEMPOTENCY_TTL_SECONDS),
+        extra = also_set(by_stream) if also_set else {}
+        if any(table_of(key) != table for key in extra):
+            raise ValueError("one append must stay within one table")
+        record = {"fingerprint": idempotency.fingerprint, "answer": answer} if idempotency else {}
+        idem = (idempotency_key(idempotency.table_id, idempotency.scope, idempotency.key)
+                if idempotency else f"{_tag(table)}:idem:-")
+        keys = [idem, owed_key(table), *(w.stream for w in writes), *extra]
+        args = ["1" if idempotency else "0", canonical_json(record), str(IDEMPOTENCY_TTL_SECONDS),
                 owe_job[1] if owe_job else "", settle_job[1] if settle_job else "",
-                repr(now.timestamp()), GENESIS_HASH, *stream_args]
+                GENESIS_HASH, str(len(writes)), *stream_args, *extra.values()]
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
         if status == "duplicate":
@@ -275,13 +280,20 @@ class EventStore:
             raise VersionConflict(stream, expected, int(result[2]))
         return by_stream
 
-    def remembered_response(self, table_id: str, scope: str, key: str) -> dict | None:
-        raw = self.redis.get(idempotency_key(table_id, scope, key))
+    def remembered(self, idempotency: Idempotency) -> dict | None:
+        """The record ``{"fingerprint", "answer"}`` of a command sent with this key before."""
+        raw = self.redis.get(idempotency_key(idempotency.table_id, idempotency.scope,
+                                             idempotency.key))
+        return None if raw is None else json.loads(_s(raw))
+
+    def get_json(self, key: str) -> dict | None:
+        raw = self.redis.get(key)
         return None if raw is None else json.loads(_s(raw))
 
     def owed_jobs(self, table_id: str, older_than_seconds: float) -> list[str]:
         """Job names owed for at least ``older_than_seconds``, oldest first."""
-        cutoff = self.clock().timestamp() - older_than_seconds
+        seconds, micros = self.redis.time()
+        cutoff = seconds + micros / 1e6 - older_than_seconds
         return [_s(name) for name in self.redis.zrangebyscore(owed_key(table_id), "-inf", cutoff)]
 
     def register_table(self, table_id: str) -> None:
@@ -289,3 +301,26 @@ class EventStore:
 
     def table_ids(self) -> list[str]:
         return sorted(_s(t) for t in self.redis.smembers(TABLES_KEY))
+
+    def _stream_fields(self, stream: str, env: Envelope) -> list[str]:
+        pairs = [(name, canonical_json(value) if name == "data" else str(value))
+                 for name, value in env.to_dict().items() if value is not None]  # command_id
+        if env.openings:
+            if self.cipher is None:
+                raise ValueError("this store has no cipher for the openings of hidden values")
+            pairs.append(("openings", self.cipher.encrypt(env.openings, _context(stream, env.version))))
+        return [str(len(pairs)), *(item for pair in pairs for item in pair)]
+
+    def _envelope(self, stream: str, raw: dict) -> Envelope:
+        f = {_s(k): _s(v) for k, v in raw.items()}
+        version = int(f["version"])
+        openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
+                    if "openings" in f and self.cipher is not None else {})
+        return Envelope(type=f["type"], data=json.loads(f["data"]), version=version,
+                        event_id=f["event_id"], occurred_at=f["occurred_at"], actor=f["actor"],
+                        command_id=f.get("command_id"), prev_hash=f["prev_hash"], hash=f["hash"],
+                        openings=openings)
+
+
+def _context(stream: str, version: int) -> str:
+    return f"{stream}#{version}"

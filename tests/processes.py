@@ -11,7 +11,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 # Settings that must not leak from the test run into a process unless a test asks for them.
-_PRIVATE = ("REDIS_URL", "CARDROOM_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER")
+_PRIVATE = ("REDIS_URL", "CARDROOM_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER",
+            "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+# The keys every test process shares (an API and its workers must agree on them).
+TEST_KEYS = {"CARDROOM_SECRET_KEY": "5e" * 32, "CARDROOM_SIGNING_KEY": "a1" * 32}
 
 
 def free_port() -> int:
@@ -26,6 +29,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     paths = [str(ROOT), str(TESTS), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(TEST_KEYS)
     env.update(extra)
     return env
 

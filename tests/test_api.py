@@ -2,6 +2,7 @@
 
 import pytest
 
+from domain.fairness import unseal
 from service.store import hand_stream, table_stream
 
 
@@ -40,6 +41,12 @@ def act(client, table, hand_no, seat, **body):
                        headers=table["players"][seat])
 
 
+def readable(event, field):
+    """The cards of ``event``'s ``field`` as the receiver can read them (None: a commitment)."""
+    data = unseal(event["data"], event["openings"])
+    return [None if isinstance(card, dict) else card for card in data[field]]
+
+
 def assert_problem(response, status, code):
     assert response.status_code == status, response.json
     assert response.mimetype == "application/problem+json"
@@ -72,7 +79,7 @@ def test_a_hand_plays_to_a_showdown_settled_by_the_worker(client, fake_backend, 
     assert read(client, table, hand_no)["status"] == "showdown_pending"
     fake_backend.run_jobs()
     hand = read(client, table, hand_no)
-    assert hand["status"] == "ended" and hand["seed"]
+    assert hand["status"] == "ended" and hand["server_seed"] is None  # reveal: auditor
     assert sum(hand["result"]["net"].values()) == 0
     assert all(None not in s["cards"] for s in hand["seats"])  # all shown at showdown
     stacks = [s["stack"] for s in client.get(f"/v1/tables/{table['id']}",
@@ -87,12 +94,14 @@ def test_a_player_sees_only_their_own_cards(client, table):
     hand = read(client, table, hand_no, seat=2)
     cards = {s["seat"]: s["cards"] for s in hand["seats"]}
     assert None not in cards[2] and cards[1] == [None] * 5 and cards[3] == [None] * 5
-    assert hand["seed"] is None
+    assert hand["server_seed"] is None
     events = client.get(hand_url(table, hand_no, "/events"), headers=table["players"][2]).json
-    dealt = {e["data"]["seat"]: e["data"]["cards"] for e in events["events"]
+    dealt = {e["data"]["seat"]: readable(e, "cards") for e in events["events"]
              if e["type"] == "CardsDealt"}
     assert dealt[2] == cards[2] and dealt[1] == [None] * 5
-    assert [e for e in events["events"] if e["type"] == "HandStarted"][0]["data"]["seed"] is None
+    started = events["events"][0]
+    assert started["type"] == "HandStarted" and set(started["data"]["deck"]) == {"commitment"}
+    assert started["openings"] == {} and "seed" not in started["data"]
 
 
 def test_legal_actions_are_for_the_caller_only(client, table):
@@ -147,7 +156,7 @@ def test_tokens_are_checked(client, table):
     assert_problem(client.post(url + "/actions", json={"type": "check"}, headers=table["admin"]),
                    403, "forbidden")
     assert_problem(client.get(url + "/audit", headers=table["players"][1]), 403, "forbidden")
-    assert_problem(client.get(url + "/history", headers=table["players"][1]), 403,
+    assert_problem(client.get(url + "/history", headers=table["players"][1]), 409,
                    "hand_not_ended")
     assert_problem(client.post(f"/v1/tables/{table['id']}/players/2/chips", json={"amount": 5},
                                headers=table["players"][1]), 403, "not_your_seat")
@@ -243,15 +252,19 @@ def test_history_and_audit_after_an_uncontested_hand(client, fake_backend, table
     act(client, table, hand_no, 3, type="fold")
     act(client, table, hand_no, 1, type="fold")
     history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][3]).json
-    assert history["events"][-1]["type"] == "HandEnded"
-    assert history["events"][0]["data"]["seed"] == history["events"][-1]["data"]["seed"]
-    dealt = [e["data"] for e in history["events"] if e["type"] == "CardsDealt"]
-    assert {d["seat"]: None in d["cards"] for d in dealt} == {1: True, 2: True, 3: False}
+    assert history["events"][-1]["type"] == "HandEnded" and history["server_seed"] is None
+    dealt = [e for e in history["events"] if e["type"] == "CardsDealt"]
+    assert {e["data"]["seat"]: None in readable(e, "cards") for e in dealt} == {
+        1: True, 2: True, 3: False}
     full = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
-    assert all(None not in e["data"]["cards"] for e in full["events"] if e["type"] == "CardsDealt")
+    assert all(None not in readable(e, "cards") for e in full["events"] if e["type"] == "CardsDealt")
+    assert full["server_seed"] and full["receipt"] == history["receipt"] is not None
     audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
-    assert audit["valid"] and {c["name"] for c in audit["checks"]} == {
-        "hash_chain", "deck_commitment", "dealt_cards", "replay_legality", "chip_conservation"}
+    assert audit["valid"] and audit["status"] == "ended"
+    assert [c["name"] for c in audit["checks"]] == [
+        "hash_chain", "commitments", "shown_hands", "seed_commitment", "deck", "receipt",
+        "table_chain", "completeness", "table_start", "table_settlement", "replay_legality",
+        "chip_conservation"]
     assert fake_backend.redis.xlen(table_stream(table["id"])) == 6  # created, 3 seated, opened, settled
 
 

@@ -1,11 +1,10 @@
-"""Event store tests, each run on fakeredis (with Lua) and on a real Redis (db 15)."""
+"""Event store tests, each run on fakeredis (with Lua) and on a real Redis the tests start."""
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import fakeredis
 import pytest
@@ -13,28 +12,21 @@ import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from domain.fairness import GENESIS_HASH, chain_problem, envelope_hash
+from service.keys import Keys, new_key_pair
 from service.store import (
-    GENESIS_HASH, DuplicateCommand, EventStore, NewEvent, StreamWrite, VersionConflict,
-    envelope_hash, hand_stream, idempotency_key, owed_key, table_stream, verify_chain,
+    DuplicateCommand, EventStore, Idempotency, NewEvent, StreamWrite, VersionConflict,
+    hand_stream, idempotency_key, owed_key, receipt_key, table_stream,
 )
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/15")
 T = "tbl1"
+KEYS = Keys.from_hex(*new_key_pair())
 
 
-def real_redis() -> redis.Redis:
-    client = redis.Redis.from_url(REDIS_URL)
-    try:
-        client.ping()
-    except redis.exceptions.ConnectionError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but no Redis answers at {REDIS_URL}: {exc}")
-        pytest.skip(f"no Redis server answers at {REDIS_URL} (set REDIS_URL); real-Redis case skipped")
-    return client
-
-
-def make_client(backend: str) -> redis.Redis:
-    client = fakeredis.FakeRedis(server=fakeredis.FakeServer()) if backend == "fake" else real_redis()
+def make_client(backend: str, request) -> redis.Redis:
+    if backend == "fake":
+        return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
     client.flushdb()
     return client
 
@@ -48,8 +40,8 @@ def backend(request) -> str:
 
 
 @pytest.fixture
-def r(backend):  # named ``r``: conftest's ``client`` is the Flask test client
-    client = make_client(backend)
+def r(backend, request):  # named ``r``: conftest's ``client`` is the Flask test client
+    client = make_client(backend, request)
     yield client
     client.flushdb()
 
@@ -69,7 +61,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def store(r, clock) -> EventStore:
-    return EventStore(r, clock=clock)
+    return EventStore(r, KEYS, clock=clock)
 
 
 def ev(n: int, type_: str = "BetPlaced") -> NewEvent:
@@ -83,7 +75,7 @@ def put(store: EventStore, stream: str, expected: int, *events: NewEvent, **kw):
 def test_append_read_round_trip(store, clock):
     s = hand_stream(T, 1)
     assert s == "t:{tbl1}:hand:1:events" and table_stream(T) == "t:{tbl1}:events"
-    assert store.read(s) == [] and store.version(s) == 0 and store.last_hash(s) == GENESIS_HASH
+    assert store.read(s) == [] and store.version(s) == 0
     written = put(store, s, 0, ev(1), ev(2), command_id="cmd-1")
     got = store.read(s)
     assert got == written
@@ -94,8 +86,6 @@ def test_append_read_round_trip(store, clock):
     assert first.prev_hash == GENESIS_HASH and got[1].prev_hash == first.hash
     assert datetime.fromisoformat(first.occurred_at) == clock.now
     assert first.to_dict()["data"] == ev(1).data and json.dumps(first.to_dict())
-    assert first.with_data({"x": 1}).data == {"x": 1} and first.with_data({}).hash == first.hash
-    assert store.last_hash(s) == got[1].hash
     put(store, s, 2, ev(3))  # no command id
     assert store.read(s)[2].command_id is None
     assert store.read(s, after=2) == store.read(s)[2:]
@@ -114,7 +104,7 @@ def test_hash_chain_verifies_and_detects_edit(store, r):
     s = hand_stream(T, 1)
     put(store, s, 0, ev(1), ev(2), ev(3))
     envs = store.read(s)
-    assert verify_chain(envs) == []
+    assert chain_problem([e.to_dict() for e in envs]) is None
     assert all(envelope_hash(e.to_dict()) == e.hash for e in envs)
     # rewrite the stream with version 2's amount changed
     raw = r.xrange(s)
@@ -123,30 +113,28 @@ def test_hash_chain_verifies_and_detects_edit(store, r):
         if fields[b"version"] == b"2":
             fields[b"data"] = json.dumps({**json.loads(fields[b"data"]), "amount": 999}).encode()
         r.xadd(s, fields, id=entry_id)
-    problems = verify_chain(store.read(s))
-    assert problems and any("version 2" in p for p in problems)
+    assert chain_problem([e.to_dict() for e in store.read(s)]).startswith("event 2: hash")
 
 
 def test_hash_chain_detects_edit_with_recomputed_hash(store, r):
     s = hand_stream(T, 1)
     put(store, s, 0, ev(1), ev(2), ev(3))
-    forged = store.read(s)[1].with_data({"seat": 1, "amount": 1})
-    forged = forged.to_dict() | {"hash": envelope_hash(forged.to_dict())}
+    forged = store.read(s)[1].to_dict() | {"data": {"seat": 1, "amount": 1}}
+    forged["hash"] = envelope_hash(forged)
     raw = r.xrange(s)
     r.delete(s)
     for entry_id, fields in raw:
         if fields[b"version"] == b"2":
             fields[b"data"], fields[b"hash"] = json.dumps(forged["data"]), forged["hash"]
         r.xadd(s, fields, id=entry_id)
-    assert any("version 3: prev_hash" in p for p in verify_chain(store.read(s)))
+    assert chain_problem([e.to_dict() for e in store.read(s)]).startswith("event 3: prev_hash")
 
 
 def test_hash_chain_detects_deleted_event(store, r):
     s = hand_stream(T, 1)
     put(store, s, 0, ev(1), ev(2), ev(3))
     r.xdel(s, "0-2")
-    problems = verify_chain(store.read(s))
-    assert any("position 2" in p for p in problems) and any("prev_hash" in p for p in problems)
+    assert "position 2" in chain_problem([e.to_dict() for e in store.read(s)])
 
 
 def test_stale_version_conflicts_and_writes_nothing_anywhere(store):
@@ -203,53 +191,84 @@ def test_racing_appends_one_wins(backend, r):
             t.join()
         assert sorted(outcomes) == ["conflict", "won"]
         assert EventStore(r).version(s) == round_ + 1
-    assert verify_chain(EventStore(r).read(s)) == []
+    assert chain_problem([e.to_dict() for e in EventStore(r).read(s)]) is None
 
 
-def test_idempotent_retry_returns_first_response(store, r):
+def test_idempotent_retry_returns_first_record(store, r):
     s = hand_stream(T, 1)
-    idem = (T, "seat-3", "key-42")
+    idem = Idempotency(T, "seat-3", "key-42", "fingerprint-a")
     first = store.append([StreamWrite(s, 0, [ev(1)])], actor="carol", idempotency=idem,
-                         response=lambda envs: {"version": envs[s][-1].version, "ok": True})
-    assert store.remembered_response(*idem) == {"version": 1, "ok": True}
-    assert 86000 < r.ttl(idempotency_key(*idem)) <= 86400
+                         answer={"version": 1, "ok": True})
+    record = {"fingerprint": "fingerprint-a", "answer": {"version": 1, "ok": True}}
+    assert store.remembered(idem) == record
+    assert 86000 < r.ttl(idempotency_key(T, "seat-3", "key-42")) <= 86400
     put(store, s, 1, ev(2))  # someone else moves the stream on
     for expected in (1, 2):  # stale or current version: the retry appends nothing
         with pytest.raises(DuplicateCommand) as info:
             store.append([StreamWrite(s, expected, [ev(1)])], actor="carol", idempotency=idem,
-                         response=lambda envs: {"version": "second"})
-        assert info.value.response == {"version": 1, "ok": True}
+                         answer={"version": "second"})
+        assert info.value.record == record
     assert store.version(s) == 2 and store.read(s)[0] == first[s][0]
-    assert store.remembered_response(T, "seat-4", "key-42") is None  # scope matters
-    store.append([StreamWrite(s, 2, [ev(3)])], actor="dave", idempotency=(T, "seat-4", "key-42"))
-    assert store.remembered_response(T, "seat-4", "key-42")[s][0]["version"] == 3
+    other = Idempotency(T, "seat-4", "key-42", "fingerprint-b")
+    assert store.remembered(other) is None  # scope matters
+    store.append([StreamWrite(s, 2, [ev(3)])], actor="dave", idempotency=other, answer={"v": 3})
+    assert store.remembered(other)["answer"] == {"v": 3}
 
 
-def test_conflict_does_not_remember_response(store):
+def test_conflict_does_not_remember_the_command(store):
     s = hand_stream(T, 1)
-    idem = (T, "seat-1", "k")
+    idem = Idempotency(T, "seat-1", "k", "f")
     with pytest.raises(VersionConflict):
-        store.append([StreamWrite(s, 5, [ev(1)])], actor="a", idempotency=idem, response=lambda e: {"x": 1})
-    assert store.remembered_response(*idem) is None
-    store.append([StreamWrite(s, 0, [ev(1)])], actor="a", idempotency=idem, response=lambda e: {"x": 2})
-    assert store.remembered_response(*idem) == {"x": 2}
+        store.append([StreamWrite(s, 5, [ev(1)])], actor="a", idempotency=idem, answer={"x": 1})
+    assert store.remembered(idem) is None
+    store.append([StreamWrite(s, 0, [ev(1)])], actor="a", idempotency=idem, answer={"x": 2})
+    assert store.remembered(idem)["answer"] == {"x": 2}
 
 
-def test_owed_job_markers_are_part_of_the_atomic_write(store, r, clock):
+def test_openings_are_stored_encrypted_beside_the_chain_and_read_back(store, r):
+    s = hand_stream(T, 1)
+    secret = NewEvent("CardsDealt", {"seat": 1, "cards": [{"commitment": "c" * 64}]},
+                      {"/cards/0": {"value": "As", "salt": "5a" * 16}})
+    (written,) = put(store, s, 0, secret)
+    raw = r.xrange(s)[0][1]
+    assert b"As" not in b"".join(raw.values()) and b"openings" in raw
+    (read,) = store.read(s)
+    assert read.openings == secret.openings and read == written
+    assert "openings" not in read.to_dict()
+    assert envelope_hash(read.to_dict()) == read.hash  # the openings are outside the chain
+    with pytest.raises(Exception):  # another secret key cannot read them
+        EventStore(r, Keys.from_hex(*new_key_pair())).read(s)
+
+
+def test_other_keys_are_set_in_the_same_atomic_write(store, r):
+    s, key = hand_stream(T, 1), receipt_key(T, 1)
+
+    def receipt(by_stream):
+        return {key: json.dumps({"head": by_stream[s][-1].hash})}
+    with pytest.raises(VersionConflict):  # a failed append sets nothing
+        put(store, s, 3, ev(1), also_set=receipt)
+    assert r.get(key) is None
+    written = put(store, s, 0, ev(1), ev(2), also_set=receipt)
+    assert store.get_json(key) == {"head": written[-1].hash}
+    with pytest.raises(ValueError):  # only keys of the same table
+        put(store, s, 2, ev(3), also_set=lambda _: {receipt_key("other", 1): "x"})
+
+
+def test_owed_job_markers_are_part_of_the_atomic_write_and_timed_by_redis(store, r):
     s, job = hand_stream(T, 1), "showdown:1"
     with pytest.raises(VersionConflict):  # a failed append owes nothing
         put(store, s, 4, ev(1), owe_job=(T, job))
     assert r.zcard(owed_key(T)) == 0
     put(store, s, 0, ev(1), owe_job=(T, job))
-    assert r.zscore(owed_key(T), job) == clock.now.timestamp()
+    seconds, micros = r.time()
+    assert abs(r.zscore(owed_key(T), job) - (seconds + micros / 1e6)) < 5
     assert store.owed_jobs(T, older_than_seconds=30) == []
-    clock.now += timedelta(seconds=31)
-    assert store.owed_jobs(T, older_than_seconds=30) == [job]
+    assert store.owed_jobs(T, older_than_seconds=-30) == [job]
     with pytest.raises(VersionConflict):  # a failed append settles nothing
         put(store, s, 0, ev(2), settle_job=(T, job))
-    assert store.owed_jobs(T, 30) == [job]
+    assert store.owed_jobs(T, -30) == [job]
     put(store, s, 1, ev(2), settle_job=(T, job), owe_job=(T, "showdown:2"))
-    assert store.owed_jobs(T, 0) == ["showdown:2"] and store.version(s) == 2
+    assert store.owed_jobs(T, -30) == ["showdown:2"] and store.version(s) == 2
 
 
 def test_table_registry(store):
@@ -269,14 +288,14 @@ batches = st.lists(
 @pytest.mark.parametrize("kind", BACKENDS)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batches=batches, data=st.data())
-def test_property_chain_intact_and_read_after_is_suffix(kind, batches, data):
-    client = make_client(kind)
+def test_property_chain_intact_and_read_after_is_suffix(kind, batches, data, request):
+    client = make_client(kind, request)
     store = EventStore(client)
     s = hand_stream(T, 1)
     for batch in batches:
         put(store, s, store.version(s), *batch)
     envs = store.read(s)
-    assert verify_chain(envs) == []
+    assert chain_problem([e.to_dict() for e in envs]) is None
     assert [e.data for e in envs] == [e.data for batch in batches for e in batch]
     k = data.draw(st.integers(0, len(envs) + 2))
     assert store.read(s, after=k) == envs[k:]
@@ -288,7 +307,7 @@ def test_envelope_hash_formula():
                   actor="x", command_id=None, prev_hash=GENESIS_HASH)
     body = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert envelope_hash(fields) == hashlib.sha256((GENESIS_HASH + body).encode()).hexdigest()
-    assert envelope_hash(fields | {"hash": "ignored"}) == envelope_hash(fields)
+    assert envelope_hash(fields | {"hash": "ignored", "openings": {"/x": 1}}) == envelope_hash(fields)
 
 
 def test_script_checks_the_chain_link_not_only_the_length(store, r, monkeypatch):

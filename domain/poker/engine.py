@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from math import gcd
 
-from domain.cards import STANDARD_DECK, codes, commitment, parse_cards, shuffled
+from domain import fairness
+from domain.cards import codes, parse_cards
 from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
 from domain.evaluation import high
@@ -85,9 +86,14 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
         raise DomainError("not_enough_players", f"{variant.name} needs {variant.min_players} "
                           f"to {variant.max_players} players with chips, not {len(command.seats)}")
     emit = _Emitter(state)
+    client_seeds = {str(s["seat"]): command.client_seeds.get(str(s["seat"]), "")
+                    for s in command.seats}
     emit(HandStarted(game=state.game, hand_no=command.hand_no, options=state.options,
                      button=command.button, seats=tuple(command.seats),
-                     deck_commitment=commitment(command.seed), seed=command.seed))
+                     seed_commitment=fairness.seed_commitment(command.server_seed),
+                     client_seeds=client_seeds,
+                     deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
+                                                    command.hand_no))))
     if state.options["ante"]:
         emit(*(AntePosted(seat=s.seat, amount=min(state.options["ante"], s.stack))
                for s in emit.state.from_left_of_button()))
@@ -218,8 +224,7 @@ def _chip(options: dict) -> int:
 
 def _end(emit: _Emitter) -> None:
     state = emit.state
-    emit(HandEnded(seed=state.seed,
-                   stacks={str(s.seat): s.stack for s in state.seats},
+    emit(HandEnded(stacks={str(s.seat): s.stack for s in state.seats},
                    net={str(s.seat): s.stack - s.starting_stack for s in state.seats}))
 
 
@@ -231,10 +236,10 @@ def evolve(state: HandState, event: Event) -> HandState:
             seats = tuple(SeatState(seat=s["seat"], name=s["name"], stack=s["stack"],
                                     starting_stack=s["stack"], player_id=s.get("player_id", ""))
                           for s in event.seats)
-            deck = tuple(codes(shuffled(STANDARD_DECK, event.seed)))
             return replace(state, hand_no=event.hand_no, button=event.button, seats=seats,
-                           status="dealing", deck=deck, deck_commitment=event.deck_commitment,
-                           seed=event.seed, options=dict(event.options))
+                           status="dealing", deck=tuple(event.deck),
+                           seed_commitment=event.seed_commitment,
+                           client_seeds=dict(event.client_seeds), options=dict(event.options))
         case AntePosted():
             return _pay(state, event.seat, event.amount)
         case CardsDealt():

@@ -45,8 +45,8 @@ class HandState:
     opened: bool = False  # a bet has been made in this round
     last_aggressor: int | None = None
     deck: tuple[str, ...] = ()  # the undealt cards, top first
-    deck_commitment: str = ""
-    seed: str = ""
+    seed_commitment: str = ""
+    client_seeds: dict = field(default_factory=dict)
     showdown: tuple = ()
     pots_awarded: tuple = ()
     result: dict | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.options import Option
+from domain.options import REVEAL, Option
 from domain.poker.spec import Bet, Deal, Draw, Variant
 
 BETTING_OPTIONS = (
@@ -34,6 +34,7 @@ FIVE_CARD_DRAW = Variant(
     options=BETTING_OPTIONS + (
         Option("max_discard", "integer", 3, "most cards a player may discard at the draw",
                minimum=0, maximum=3),
+        REVEAL,
     ),
     rules="000 (house): ante 25, round one 25 to 100, round two doubled, 3 raises, draw up to 3",
 )

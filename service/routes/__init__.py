@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from flask import current_app, request
 from marshmallow import Schema
 
+from domain.fairness import canonical_json
 from service.problems import ApiError
-from service.room import Cardroom
+from service.room import Cardroom, ClientKey
 
 
 def room() -> Cardroom:
@@ -23,8 +26,13 @@ def body(schema: Schema) -> dict:
     return schema.load(data if data is not None else {})
 
 
-def idempotency_key() -> str | None:
+def client_key(payload: dict | None = None) -> ClientKey | None:
+    """The request's Idempotency-Key, bound to a fingerprint of the request (method, path
+    and validated body), so that the same key with another request can be refused."""
     key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= 200:
+    if key is None:
+        return None
+    if not 1 <= len(key) <= 200:
         raise ApiError(422, "invalid_idempotency_key", "Idempotency-Key must be 1 to 200 characters")
-    return key
+    request_text = f"{request.method} {request.path}\n{canonical_json(payload or {})}"
+    return ClientKey(key, hashlib.sha256(request_text.encode()).hexdigest())

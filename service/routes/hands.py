@@ -7,11 +7,12 @@ import re
 from flask import Blueprint, request
 
 from domain.commands import Act
-from domain.views import view_hand
+from domain.errors import DomainError
+from domain.views import as_dealt
 from service import schemas
 from service.auth import require
 from service.problems import ApiError
-from service.routes import body, idempotency_key, room
+from service.routes import body, client_key, room
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
@@ -19,15 +20,14 @@ hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 @hands.post("")
 def start_hand(table_id: str):
     require(room().table(table_id).state, "admin")
-    return room().start_hand(table_id, idempotency_key()), 201
+    return room().start_hand(table_id, client_key()), 201
 
 
 @hands.get("/<int:hand_no>")
 def read_hand(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    hand = room().hand(table_id, hand_no)
-    view = {"table_id": table_id, "version": hand.version, **view_hand(hand.state, caller)}
-    return view, 200, {"ETag": f'"{hand.version}"'}
+    view = room().hand_view(table_id, hand_no, caller)
+    return view, 200, {"ETag": f'"{view["version"]}"'}
 
 
 @hands.post("/<int:hand_no>/actions")
@@ -39,7 +39,7 @@ def act(table_id: str, hand_no: int):
         expected = _version_from_etag(request.headers["If-Match"])
     command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
                   cards=tuple(action["cards"]))
-    return room().act(table_id, hand_no, command, expected, idempotency_key()), 201
+    return room().act(table_id, hand_no, caller, command, expected, client_key(action)), 201
 
 
 @hands.get("/<int:hand_no>/events")
@@ -52,19 +52,24 @@ def events(table_id: str, hand_no: int):
 @hands.get("/<int:hand_no>/history")
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    hand = room().hand(table_id, hand_no)
-    if caller.role != "auditor" and hand.state.status != "ended":
-        raise ApiError(403, "hand_not_ended", "the history is open to players once the hand ends")
-    return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
-            "version": hand.version, "events": room().hand_events(table_id, hand_no, caller)}
+    if caller.role != "auditor" and room().hand(table_id, hand_no).state.status != "ended":
+        raise DomainError("hand_not_ended", "the history is open to players once the hand ends")
+    return room().history(table_id, hand_no, caller)
+
+
+@hands.get("/<int:hand_no>/receipt")
+def receipt(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "auditor", "player")
+    if caller.role == "player" and as_dealt(caller, room().hand(table_id, hand_no).state).seat is None:
+        raise ApiError(403, "forbidden", "receipts are for the seats dealt into the hand and "
+                       "the auditor")
+    return room().receipt(table_id, hand_no)
 
 
 @hands.get("/<int:hand_no>/audit")
 def audit(table_id: str, hand_no: int):
     require(room().table(table_id).state, "auditor")
-    checks = room().audit(table_id, hand_no)
-    return {"table_id": table_id, "hand_no": hand_no, "valid": all(c["ok"] for c in checks),
-            "checks": checks}
+    return room().audit(table_id, hand_no)
 
 
 def _version_from_etag(value: str) -> int:

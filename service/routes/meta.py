@@ -8,6 +8,7 @@ from importlib import resources
 import yaml
 from flask import Blueprint, Response
 
+from domain.fairness import ALGORITHMS
 from domain.poker.variants import VARIANTS
 from service.problems import problem
 from service.routes import room
@@ -27,6 +28,13 @@ def healthz():
 @meta.get("/v1/games")
 def games():
     return {"games": [v.catalog_entry() for v in VARIANTS.values()]}
+
+
+@meta.get("/v1/fairness")
+def fairness():
+    """The public key receipts are signed with, and every algorithm a verifier needs."""
+    return {"public_key": room().keys.public_key, "algorithms": ALGORITHMS,
+            "verifier": "python3 -m domain.fairness verify HISTORY.json"}
 
 
 @meta.get("/openapi.yaml")

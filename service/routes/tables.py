@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from service import schemas
 from service.auth import require
-from service.routes import body, idempotency_key, room
+from service.routes import body, client_key, room
 
 tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 
@@ -27,7 +27,9 @@ def read_table(table_id: str):
         "max_seats": state.max_seats, "button": state.button, "version": table.version,
         "current_hand": state.hand_no if state.hand_in_progress else None,
         "last_hand": state.hand_no or None,
+        "next_seed_commitment": state.next_seed_commitment,
         "seats": [{"seat": s.seat, "name": s.name, "player_id": s.player_id, "stack": s.stack,
+                   "client_seed": s.client_seed,
                    "status": "in_hand" if s.seat in state.dealt_in else "seated"}
                   for s in state.seats],
     }
@@ -37,14 +39,22 @@ def read_table(table_id: str):
 def join_table(table_id: str):
     request = body(schemas.JoinTable())
     room().table(table_id)
-    return room().seat_player(table_id, request["name"], request["buy_in"], idempotency_key()), 201
+    return room().seat_player(table_id, request["name"], request["buy_in"],
+                              request["client_seed"], client_key(request)), 201
+
+
+@tables.put("/<table_id>/players/<int:seat>/seed")
+def set_client_seed(table_id: str, seat: int):
+    require(room().table(table_id).state, "player", seat=seat)
+    request = body(schemas.ClientSeed())
+    return room().set_client_seed(table_id, seat, request["client_seed"]), 200
 
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
 def add_chips(table_id: str, seat: int):
     require(room().table(table_id).state, "player", seat=seat)
     request = body(schemas.AddChips())
-    return room().add_chips(table_id, seat, request["amount"], idempotency_key()), 201
+    return room().add_chips(table_id, seat, request["amount"], client_key(request)), 201
 
 
 @tables.delete("/<table_id>/players/<int:seat>")

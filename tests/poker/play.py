@@ -6,6 +6,8 @@ import random
 from functools import reduce
 
 from domain.commands import Act, Showdown, StartHand
+from domain.events import (Event, HandEnded, HandOpened, HandSettled, HandStarted, PlayerSeated,
+                           TableCreated)
 from domain.options import resolve_options
 from domain.poker import engine
 from domain.poker.variants import FIVE_CARD_DRAW
@@ -15,13 +17,31 @@ def options(**given) -> dict:
     return resolve_options(FIVE_CARD_DRAW.options, given)
 
 
-def start(stacks: list[int], *, button: int = 1, seed: str = "ab" * 32, **given):
-    """A started hand: seats numbered 1.. with the given stacks."""
+def start(stacks: list[int], *, button: int = 1, seed: str = "ab" * 32,
+          client_seeds: dict | None = None, **given):
+    """A started hand: seats numbered 1.. with the given stacks; ``seed`` is the server's."""
     state = engine.initial_state({"game": "five-card-draw", "options": options(**given)})
     seats = tuple({"seat": i, "name": f"p{i}", "stack": s, "player_id": f"id{i}"}
                   for i, s in enumerate(stacks, 1))
-    events = engine.decide(state, StartHand(hand_no=1, button=button, seats=seats, seed=seed))
+    events = engine.decide(state, StartHand(hand_no=1, button=button, seats=seats,
+                                            server_seed=seed, client_seeds=client_seeds or {}))
     return reduce(engine.evolve, events, state), events
+
+
+def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:
+    """The table's events around one hand: what it published before, and its settlement."""
+    events = [TableCreated(game=started.game, options=started.options, max_seats=6,
+                           admin_token_hash="", auditor_token_hash="",
+                           next_seed_commitment=started.seed_commitment)]
+    events += [PlayerSeated(seat=s["seat"], player_id=s["player_id"], name=s["name"],
+                            buy_in=s["stack"], token_hash="",
+                            client_seed=started.client_seeds[str(s["seat"])])
+               for s in started.seats]
+    events.append(HandOpened(hand_no=started.hand_no, button=started.button))
+    if ended is not None:
+        events.append(HandSettled(hand_no=started.hand_no, stacks=ended.stacks,
+                                  next_seed_commitment=""))
+    return events
 
 
 def act(state, seat, type_, amount=None, cards=()):

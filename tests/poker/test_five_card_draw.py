@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from domain.cards import STANDARD_DECK, shuffled
 from domain.commands import Showdown
 from domain.errors import DomainError
+from domain.fairness import deck_order
 from domain.events import HandEnded, PotAwarded, ShowdownEvaluated
 from domain.poker import engine
 from tests.poker.play import act, start
@@ -22,10 +22,11 @@ def test_antes_are_posted_and_five_cards_dealt_one_at_a_time_from_the_dealers_le
     state, events = start([1000, 1000, 1000], button=3)
     assert [s.committed for s in state.seats] == [25, 25, 25]
     assert all(len(s.cards) == 5 for s in state.seats)
-    deck = shuffled(STANDARD_DECK, "ab" * 32)
-    assert state.seat(1).cards[0] == deck[0].code  # seat 1 is left of the button (3)
-    assert state.seat(2).cards[0] == deck[1].code
-    assert state.seat(1).cards[1] == deck[3].code
+    deck = deck_order("ab" * 32, {"1": "", "2": "", "3": ""}, 1)
+    assert state.deck == tuple(deck[15:])
+    assert state.seat(1).cards[0] == deck[0]  # seat 1 is left of the button (3)
+    assert state.seat(2).cards[0] == deck[1]
+    assert state.seat(1).cards[1] == deck[3]
     assert state.to_act == 1 and state.status == "betting"
 
 

@@ -1,17 +1,21 @@
 """Properties of every hand played with random legal moves: chips are conserved, replay
 equals live state, hidden cards never leak, and the audit of the finished hand passes."""
 
+import itertools
+import json
 import random
 from functools import reduce
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain import fairness
 from domain.audit import audit_hand
-from domain.events import CardsDealt, CardsDrawn, HandStarted
+from domain.cards import STANDARD_DECK, codes
+from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
 from domain.poker import engine
-from domain.views import Viewer, view_event, view_hand
-from tests.poker.play import play_out, start
+from domain.views import Viewer, hidden_values, view_hand, visible_openings
+from tests.poker.play import play_out, start, table_events
 
 hands = st.fixed_dictionaries({
     "stacks": st.lists(st.integers(30, 600), min_size=2, max_size=6),
@@ -51,42 +55,71 @@ def test_replay_equals_live_state(case):
     assert reduce(engine.evolve, events, initial) == final
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(hands)
-def test_players_never_see_other_players_down_cards_or_the_seed(case):
+def test_players_never_see_other_players_down_cards_the_deck_or_the_seed(case):
     _, events, states, final = played(case)
-    shown = {h["seat"] for h in final.showdown}
-    for state in states[:-1]:
+    for state in states:
         for me in state.seats:
             view = view_hand(state, Viewer("player", me.seat, me.player_id))
             assert view["seats"][me.seat - 1]["cards"] == list(me.cards)
+            shown = {h["seat"] for h in state.showdown}
             for seat in view["seats"]:
-                if seat["seat"] != me.seat and seat["seat"] not in {h["seat"] for h in state.showdown}:
+                if seat["seat"] != me.seat and seat["seat"] not in shown:
                     assert seat["cards"] == [None] * len(seat["cards"])
-            assert view["seed"] is None
+            assert view["server_seed"] is None
+    for upto, state in _checkpoints(events, states):
+        for me in state.seats:
+            viewer = Viewer("player", me.seat, me.player_id)
+            text = json.dumps([_projected(e, viewer, state) for e in events[:upto]])
+            leaked = [c for c in _unseen_by(me.seat, events[:upto], state) if f'"{c}"' in text]
+            assert not leaked, f"seat {me.seat} can read {leaked}"
+
+
+def _checkpoints(events, states):
+    """(number of events, state after them) after the deal, halfway and at the end."""
+    ends = list(itertools.accumulate(len(step) for step in _steps(events, states)))
+    picks = {0, len(states) // 2, len(states) - 1}
+    return [(ends[i], states[i]) for i in sorted(picks)]
+
+
+def _steps(events, states):
+    """The events of each state in ``states`` (the first holds the start)."""
+    count, total = [], 0
+    for state in states:
+        replayed = engine.initial_state({"game": "five-card-draw", "options": state.options})
+        n = next(n for n in range(total, len(events) + 1)
+                 if reduce(engine.evolve, events[:n], replayed) == state)
+        count.append(events[total:n])
+        total = n
+    return count
+
+
+def _projected(event, viewer, state) -> dict:
+    data, openings = fairness.seal(event.to_dict(), hidden_values(event), lambda: "00" * 16)
+    return {"data": data,
+            "openings": {p: openings[p] for p in visible_openings(event, viewer, state)}}
+
+
+def _unseen_by(seat: int, events, state) -> set[str]:
+    """Cards ``seat`` never held, never saw face up and never saw shown."""
+    seen = {c for h in state.showdown for c in h["cards"]}
     for event in events:
-        for seat in final.seats:
-            data = view_event(event, Viewer("player", seat.seat, seat.player_id), ended=False)
-            if isinstance(event, HandStarted):
-                assert data["seed"] is None
-            if isinstance(event, CardsDealt) and event.seat != seat.seat:
-                assert set(data["cards"]) == {None}
-            if isinstance(event, CardsDrawn) and event.seat != seat.seat:
-                assert set(data["received"]) <= {None} and set(data["discarded"]) <= {None}
-    first = final.seats[0]
-    after = view_hand(final, Viewer("player", first.seat, first.player_id))
-    for seat in after["seats"]:
-        if seat["status"] == "folded" and seat["seat"] != final.seats[0].seat:
-            assert seat["cards"] == [None] * 5
-        if seat["seat"] in shown:
-            assert None not in seat["cards"]
+        if isinstance(event, CardsDealt) and (event.seat == seat or event.face_up):
+            seen |= set(event.cards)
+        if isinstance(event, CardsDrawn) and event.seat == seat:
+            seen |= set(event.received)
+    return set(codes(STANDARD_DECK)) - seen
 
 
 @settings(max_examples=60, deadline=None)
 @given(hands)
 def test_the_audit_of_every_finished_hand_passes(case):
     _, events, _, _ = played(case)
-    assert all(check["ok"] for check in audit_hand(events)), audit_hand(events)
+    checks = audit_hand(1, events, table_events(events[0], events[-1]), case["seed"])
+    assert {c["name"] for c in checks} == {"completeness", "table_start", "table_settlement",
+                                           "replay_legality", "chip_conservation"}
+    assert all(check["ok"] for check in checks), checks
 
 
 def test_the_audit_catches_a_card_swapped_after_the_deal():
@@ -97,8 +130,38 @@ def test_the_audit_catches_a_card_swapped_after_the_deal():
     dealt = forged[index]
     forged[index] = CardsDealt(seat=dealt.seat, cards=("As", "Ah", "Ad", "Ac", "Ks"),
                                face_up=dealt.face_up)
-    failed = {c["name"] for c in audit_hand(forged) if not c["ok"]}
-    assert "replay_legality" in failed
+    checks = audit_hand(1, forged, table_events(events[0], events[-1]), "cd" * 32)
+    assert {c["name"] for c in checks if not c["ok"]} == {"replay_legality"}
+
+
+def test_the_audit_catches_another_server_seed():
+    _, events, _, _ = played({"stacks": [500, 500], "seed": "cd" * 32, "moves": 3,
+                              "all_in": "forbidden", "structure": "house"})
+    checks = audit_hand(1, events, table_events(events[0], events[-1]), "ce" * 32)
+    assert {c["name"] for c in checks if not c["ok"]} == {"replay_legality"}
+
+
+def test_the_audit_catches_a_truncated_hand_and_a_settlement_that_differs():
+    _, events, _, _ = played({"stacks": [500, 500], "seed": "cd" * 32, "moves": 3,
+                              "all_in": "forbidden", "structure": "house"})
+    table = table_events(events[0], events[-1])
+    truncated = audit_hand(1, events[:-2], table, "cd" * 32)
+    assert [c["name"] for c in truncated if not c["ok"]] == ["completeness"]
+    wrong = dict(events[-1].stacks, **{"1": events[-1].stacks["1"] + 25})
+    table[-1] = HandSettled(hand_no=1, stacks=wrong, next_seed_commitment="")
+    settled = audit_hand(1, events, table, "cd" * 32)
+    assert [c["name"] for c in settled if not c["ok"]] == ["table_settlement"]
+
+
+def test_the_audit_catches_a_hand_that_did_not_start_as_the_table_published():
+    _, events, _, _ = played({"stacks": [500, 500], "seed": "cd" * 32, "moves": 3,
+                              "all_in": "forbidden", "structure": "house"})
+    table = table_events(events[0], events[-1])
+    table[1] = PlayerSeated(seat=1, player_id="id1", name="p1", buy_in=400, token_hash="",
+                            client_seed="")
+    checks = audit_hand(1, events, table, "cd" * 32)
+    failed = [c for c in checks if not c["ok"]]
+    assert [c["name"] for c in failed] == ["table_start"] and "seats" in failed[0]["detail"]
 
 
 def test_a_later_occupant_of_a_seat_sees_the_hand_as_everyone_does():

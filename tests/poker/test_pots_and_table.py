@@ -27,7 +27,7 @@ def test_split_gives_odd_chips_one_at_a_time_from_the_left():
 
 def seated(*stacks, **options):
     state = table.initial_state()
-    commands = [CreateTable("five-card-draw", options, 6, "a", "u")]
+    commands = [CreateTable("five-card-draw", options, 6, "a", "u", "c0")]
     commands += [SeatPlayer(f"p{i}", f"n{i}", stack, f"t{i}") for i, stack in enumerate(stacks)]
     for command in commands:
         for event in table.decide(state, command):
@@ -48,7 +48,7 @@ def test_the_button_moves_left_and_skips_players_who_cannot_cover_the_ante():
         state = run(state, OpenHand())
         buttons.append(state.button)
         assert 2 not in state.dealt_in
-        state = run(state, SettleHand(state.hand_no, {}))
+        state = run(state, SettleHand(state.hand_no, {}, "c1"))
     assert buttons == [1, 3, 4, 1]
 
 
@@ -58,7 +58,7 @@ def test_chips_and_leaving_wait_for_the_hand_to_end():
         with pytest.raises(DomainError) as error:
             table.decide(state, command)
         assert error.value.code == "hand_in_progress"
-    state = run(state, SettleHand(state.hand_no, {"1": 450, "2": 550}))
+    state = run(state, SettleHand(state.hand_no, {"1": 450, "2": 550}, "c1"))
     state = run(run(state, AddChips(1, 100)), LeaveTable(2))
     assert [(s.seat, s.stack) for s in state.seats] == [(1, 550)]
 

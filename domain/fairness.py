@@ -1,0 +1,369 @@
+"""How a hand is proved: the exact algorithms, and a verifier anyone can run.
+
+Everything here is the standard library only (the Ed25519 signature check uses
+the ``cryptography`` package when it is installed and says so when it is not),
+so ``python3 -m domain.fairness verify FILE`` runs from a bare checkout. FILE is
+the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/history`` exactly
+as downloaded, by a player or by the auditor.
+
+The algorithms (``ALGORITHMS`` says the same for ``GET /v1/fairness``):
+
+* canonical JSON: ``json.dumps(value, sort_keys=True, separators=(",", ":"),
+  ensure_ascii=False)`` encoded as UTF-8.
+* chain: each event's ``hash = sha256(prev_hash + canonical JSON of its fields
+  type, data, version, event_id, occurred_at, actor, command_id, prev_hash)``,
+  hex; the first ``prev_hash`` is 64 zeros. ``openings`` are outside the chain.
+* commitments: a value some viewer may not see (a down card, a discard, a
+  replacement, the deck) stands in ``data`` as ``{"commitment": c}`` with
+  ``c = sha256(bytes.fromhex(salt) + canonical_json(value))``, hex, and a salt
+  of 16 random bytes. A viewer receives, in ``openings``, ``{pointer: {"value",
+  "salt"}}`` for exactly the values they may see (RFC 6901 JSON pointers into
+  ``data``, such as ``/cards/0``).
+* seeds: ``HandStarted.seed_commitment = sha256(bytes.fromhex(server_seed))``,
+  published by the table as ``next_seed_commitment`` before the hand. The deck
+  is ``domain.cards.shuffled(STANDARD_DECK, deck_seed)`` with ``deck_seed =
+  sha256(bytes.fromhex(server_seed) + canonical_json({"client_seeds": {seat:
+  client_seed of every seat dealt in}, "hand_no": n}))``, hex.
+* receipts: Ed25519 over the canonical JSON of the receipt ``{"table_id",
+  "hand_no", "version", "head_hash", "stacks"}``, where ``head_hash`` is the
+  hash of the hand's last event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from domain.cards import STANDARD_DECK, codes, shuffled
+
+GENESIS_HASH = "0" * 64
+CHAINED_FIELDS = ("type", "data", "version", "event_id", "occurred_at", "actor", "command_id",
+                  "prev_hash")
+SALT_BYTES = 16
+
+ALGORITHMS = {
+    "canonical_json": "json.dumps(value, sort_keys=True, separators=(',', ':'), "
+                      "ensure_ascii=False), UTF-8 encoded",
+    "chain": "hash = sha256(prev_hash + canonical_json({type, data, version, event_id, "
+             "occurred_at, actor, command_id, prev_hash})) as lowercase hex; the first event's "
+             "prev_hash is 64 zeros; openings are not part of the chain",
+    "commitment": "a hidden value stands in data as {\"commitment\": sha256(bytes.fromhex(salt) "
+                  "+ canonical_json(value))} with a 16-byte random salt; an opening is "
+                  "{\"value\", \"salt\"} under the RFC 6901 JSON pointer of the value in data",
+    "seed_commitment": "sha256(bytes.fromhex(server_seed)) as hex; the table publishes it as "
+                       "next_seed_commitment before the hand and HandStarted repeats it",
+    "deck": "deck_seed = sha256(bytes.fromhex(server_seed) + canonical_json({\"client_seeds\": "
+            "{seat: client_seed for every seat dealt in}, \"hand_no\": hand_no})) as hex; the "
+            "deck is the 52 cards in index order (2c 2d 2h 2s 3c ... As), shuffled by "
+            "Fisher-Yates: for i from 51 down to 1 swap card i with card draw(i + 1), where "
+            "draw(n) takes the next 8 bytes (big-endian) of sha256(deck_seed_bytes + "
+            "counter as 8 bytes big-endian) for counter 0, 1, ..., rejects x >= 2**64 - "
+            "2**64 % n and returns x % n; cards are dealt from the top (index 0)",
+    "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
+               "{table_id, hand_no, version, head_hash, stacks}; head_hash is the hash of the "
+               "hand's last event and stacks maps each seat (as a string) to its final stack",
+    "verify": "python3 -m domain.fairness verify HISTORY.json [--public-key HEX]",
+}
+
+
+# --- the algorithms -------------------------------------------------------------
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def envelope_hash(envelope: dict) -> str:
+    """The chain hash of a stored event (only ``CHAINED_FIELDS`` count)."""
+    body = {name: envelope.get(name) for name in CHAINED_FIELDS}
+    return hashlib.sha256((body["prev_hash"] + canonical_json(body)).encode()).hexdigest()
+
+
+def commit(value: Any, salt: str) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + canonical_json(value).encode()).hexdigest()
+
+
+def seed_commitment(server_seed: str) -> str:
+    return hashlib.sha256(bytes.fromhex(server_seed)).hexdigest()
+
+
+def deck_order(server_seed: str, client_seeds: dict, hand_no: int) -> list[str]:
+    """The deck of a hand, top card first."""
+    mixed = canonical_json({"client_seeds": {str(k): v for k, v in client_seeds.items()},
+                            "hand_no": hand_no})
+    deck_seed = hashlib.sha256(bytes.fromhex(server_seed) + mixed.encode()).hexdigest()
+    return codes(shuffled(STANDARD_DECK, deck_seed))
+
+
+def receipt_message(receipt: dict) -> bytes:
+    return canonical_json(receipt).encode()
+
+
+def seal(data: dict, pointers: Iterable[str], new_salt: Callable[[], str],
+         ) -> tuple[dict, dict[str, dict]]:
+    """``data`` with the values at ``pointers`` replaced by commitments, and their openings."""
+    sealed = json.loads(canonical_json(data))
+    openings = {}
+    for pointer in pointers:
+        value, salt = resolve(sealed, pointer), new_salt()
+        openings[pointer] = {"value": value, "salt": salt}
+        _assign(sealed, pointer, {"commitment": commit(value, salt)})
+    return sealed, openings
+
+
+def unseal(sealed: dict, openings: dict[str, dict]) -> dict:
+    """The data with the given openings put back in place of their commitments."""
+    data = json.loads(canonical_json(sealed))
+    for pointer, opening in openings.items():
+        _assign(data, pointer, opening["value"])
+    return data
+
+
+def resolve(data: Any, pointer: str) -> Any:
+    node = data
+    for token in _tokens(pointer):
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
+def _assign(data: Any, pointer: str, value: Any) -> None:
+    *parents, last = _tokens(pointer)
+    node = resolve(data, "".join("/" + p for p in parents)) if parents else data
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def _tokens(pointer: str) -> list[str]:
+    if not pointer.startswith("/"):
+        raise ValueError(f"not a JSON pointer: {pointer!r}")
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+
+
+# --- the verifier ---------------------------------------------------------------
+
+class Problem(Exception):
+    """The first thing found wrong, naming the event by its version."""
+
+
+class Skipped(Exception):
+    """A check this history cannot support (the seed not revealed to its viewer, say)."""
+
+
+def verify_history(history: dict, public_key: str | None = None) -> list[dict]:
+    """The checks of a downloaded history, each ``{"name", "ok", "detail"}`` (and
+    ``"skipped": true`` for one this history cannot support)."""
+    events = history.get("events") or []
+    checks = [("hash_chain", _hash_chain), ("commitments", _commitments),
+              ("shown_hands", _shown_hands), ("seed_commitment", _seed),
+              ("deck", _deck), ("receipt", _receipt)]
+    results = []
+    for name, check in checks:
+        try:
+            detail = check(history, events, public_key)
+            results.append({"name": name, "ok": True, "detail": detail})
+        except Skipped as reason:
+            results.append({"name": name, "ok": True, "skipped": True, "detail": str(reason)})
+        except Problem as problem:
+            results.append({"name": name, "ok": False, "detail": str(problem)})
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            results.append({"name": name, "ok": False,
+                            "detail": f"malformed history: {type(error).__name__}: {error}"})
+    return results
+
+
+def _hash_chain(history, events, _key) -> str:
+    problem = chain_problem(events)
+    if problem:
+        raise Problem(problem)
+    if history.get("version") not in (None, len(events)):
+        raise Problem(f"the history says version {history['version']} but holds "
+                      f"{len(events)} events")
+    return f"{len(events)} events chained"
+
+
+def chain_problem(events: list[dict]) -> str | None:
+    """The first break in a stream's chain (versions 1..n, links, hashes), or None."""
+    previous = GENESIS_HASH
+    for position, event in enumerate(events, start=1):
+        version = event.get("version")
+        if version != position:
+            return (f"event {version}: found at position {position}; events are missing "
+                    "or out of order")
+        if event.get("prev_hash") != previous:
+            return f"event {version}: prev_hash is not the hash of event {version - 1}"
+        if envelope_hash(event) != event.get("hash"):
+            return f"event {version}: hash does not match its content"
+        previous = event["hash"]
+    return None
+
+
+def _commitments(_history, events, _key) -> str:
+    count = 0
+    for event in events:
+        for pointer, opening in (event.get("openings") or {}).items():
+            sealed = _resolve_or_none(event["data"], pointer)
+            if not isinstance(sealed, dict) or "commitment" not in sealed:
+                raise Problem(f"event {event['version']}: opening {pointer} has no commitment")
+            if commit(opening["value"], opening["salt"]) != sealed["commitment"]:
+                raise Problem(f"event {event['version']}: opening {pointer} does not match "
+                              "its commitment")
+            count += 1
+    return f"{count} openings match their commitments"
+
+
+def _shown_hands(_history, events, _key) -> str:
+    held: dict[int, set] = {}
+    for event in events:
+        if event["type"] in ("CardsDealt", "CardsDrawn"):
+            field = "cards" if event["type"] == "CardsDealt" else "received"
+            held.setdefault(event["data"]["seat"], set()).update(_opened_cards(event, field))
+    shown = [h for e in events if e["type"] == "ShowdownEvaluated" for h in e["data"]["hands"]]
+    for hand in shown:
+        strangers = [c for c in hand["cards"] if c not in held.get(hand["seat"], set())]
+        if strangers:
+            version = next(e["version"] for e in events if e["type"] == "ShowdownEvaluated")
+            raise Problem(f"event {version}: seat {hand['seat']} shows {' '.join(strangers)}, "
+                          "which no opened commitment dealt to that seat")
+    return f"{len(shown)} shown hands match the cards committed to them"
+
+
+def _seed(history, events, _key) -> str:
+    seed = history.get("server_seed")
+    if not seed:
+        raise Skipped("the server seed is not revealed to this viewer")
+    started = _started(events)
+    if seed_commitment(seed) != started["data"]["seed_commitment"]:
+        raise Problem(f"event {started['version']}: the server seed does not match "
+                      "seed_commitment")
+    return "the server seed matches its commitment"
+
+
+def _deck(history, events, _key) -> str:
+    seed = history.get("server_seed")
+    started = _started(events) if events else None
+    opening = started and (started.get("openings") or {}).get("/deck")
+    if not seed or not opening:
+        raise Skipped("the deck is not revealed to this viewer")
+    data = started["data"]
+    deck = deck_order(seed, data["client_seeds"], data["hand_no"])
+    if opening["value"] != deck:
+        raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
+    seen: set = set()
+    for event in events:
+        field = {"CardsDealt": "cards", "CardsDrawn": "received"}.get(event["type"])
+        for card in _opened_cards(event, field) if field else ():
+            if card not in deck or card in seen:
+                raise Problem(f"event {event['version']}: {card} is not in the deck or was "
+                              "dealt twice")
+            seen.add(card)
+    return f"the deck matches the seeds; {len(seen)} dealt cards came from it once each"
+
+
+def _receipt(history, events, public_key) -> str:
+    signed = history.get("receipt")
+    ended = bool(events) and events[-1]["type"] == "HandEnded"
+    if signed is None:
+        if ended:
+            raise Problem(f"event {events[-1]['version']}: the hand has ended but the history "
+                          "holds no receipt")
+        raise Skipped("the hand has not ended")
+    receipt, head = signed["receipt"], events[-1] if events else None
+    if head is None or receipt["head_hash"] != head["hash"] or receipt["version"] != head["version"]:
+        where = f"event {head['version']}" if head else "the history"
+        raise Problem(f"{where}: the receipt was signed over version {receipt['version']} with "
+                      f"head {receipt['head_hash'][:16]}..., not this history's last event")
+    for name in ("table_id", "hand_no"):
+        if name in history and receipt[name] != history[name]:
+            raise Problem(f"the receipt is for {name} {receipt[name]}, not {history[name]}")
+    if not ended or receipt["stacks"] != head["data"]["stacks"]:
+        raise Problem(f"event {head['version']}: the receipt's stacks are not the hand's final "
+                      "stacks")
+    key = public_key or history.get("public_key")
+    verdict = signature_valid(key, receipt, signed["signature"])
+    if verdict is None:
+        return "head and stacks match; signature check skipped: cryptography is not installed"
+    if not verdict:
+        raise Problem(f"event {head['version']}: the receipt's signature is not valid for "
+                      f"public key {key}")
+    return "signed receipt matches the head and the final stacks"
+
+
+def signature_valid(public_key: str, receipt: dict, signature: str) -> bool | None:
+    """True or False; None when the ``cryptography`` package is not installed."""
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError:
+        return None
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
+            bytes.fromhex(signature), receipt_message(receipt))
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
+
+
+def _started(events) -> dict:
+    if not events or events[0]["type"] != "HandStarted":
+        raise Problem("event 1: the hand does not begin with HandStarted")
+    return events[0]
+
+
+def _opened_cards(event: dict, field: str) -> list[str]:
+    """The cards of ``field`` this viewer can read: public ones and opened commitments."""
+    openings = event.get("openings") or {}
+    cards = []
+    for index, card in enumerate(event["data"][field]):
+        if isinstance(card, str):
+            cards.append(card)
+        elif f"/{field}/{index}" in openings:
+            cards.append(openings[f"/{field}/{index}"]["value"])
+    return cards
+
+
+def _resolve_or_none(data, pointer):
+    try:
+        return resolve(data, pointer)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return None
+
+
+# --- the command line -----------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m domain.fairness",
+                                     description="Verify a downloaded cardroom hand history.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    verify = commands.add_parser("verify", help="check a history JSON file")
+    verify.add_argument("file", help="the JSON body of GET .../hands/{hand_no}/history")
+    verify.add_argument("--public-key", help="the service's Ed25519 public key in hex (from GET "
+                        "/v1/fairness); default: the key named in the file")
+    args = parser.parse_args(argv)
+    try:
+        with open(args.file, encoding="utf-8") as handle:
+            history = json.load(handle)
+    except (OSError, ValueError) as error:
+        print(f"cannot read {args.file}: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(history, dict):
+        print(f"{args.file} is not a history (a JSON object with events)", file=sys.stderr)
+        return 2
+    checks = verify_history(history, args.public_key)
+    for check in checks:
+        verdict = "skip" if check.get("skipped") else "ok  " if check["ok"] else "FAIL"
+        print(f"{verdict} {check['name']}: {check['detail']}")
+    failed = next((c for c in checks if not c["ok"]), None)
+    if failed:
+        print(f"\nnot verified: {failed['detail']}", file=sys.stderr)
+        return 1
+    print("\nverified")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""The service's two keys, and everything derived from them.
+
+* ``CARDROOM_SECRET_KEY`` (32 bytes, hex) never leaves the service. Under it:
+  - the server seed of hand ``n`` at table ``t`` is
+    ``HMAC-SHA256(key, "cardroom/server-seed/v1" 0x00 t 0x00 n)``, so no seed is
+    ever stored: it is derived when needed, and its commitment can be published
+    before the hand;
+  - tokens are ``base64url(HMAC-SHA256(key, "cardroom/token/v1" 0x00 role 0x00 t
+    0x00 player_id))``, so a replayed join returns the same token without any
+    token being stored (only their SHA-256 sits in the table's events);
+  - openings (the values behind commitments, the deck among them) are stored
+    beside their events encrypted with AES-256-GCM under
+    ``HMAC-SHA256(key, "cardroom/openings/v1")``, bound to their stream and version.
+* ``CARDROOM_SIGNING_KEY`` (the 32-byte Ed25519 private key seed, hex) signs the
+  receipts of ended hands; ``GET /v1/fairness`` publishes its public key.
+
+Where one is unset the process makes up an ephemeral pair once and warns:
+receipts and tokens will not survive a restart (``cardroom keys`` prints a pair
+to keep).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from domain.fairness import receipt_message, seed_commitment
+
+log = logging.getLogger(__name__)
+
+
+class OpeningsUnreadable(Exception):
+    """Stored openings that this service's secret key cannot decrypt."""
+
+
+@dataclass(frozen=True)
+class Keys:
+    secret: bytes
+    signing: Ed25519PrivateKey
+
+    @classmethod
+    def from_hex(cls, secret_key: str, signing_key: str) -> Keys:
+        return cls(bytes.fromhex(secret_key),
+                   Ed25519PrivateKey.from_private_bytes(bytes.fromhex(signing_key)))
+
+    @property
+    def public_key(self) -> str:
+        return self.signing.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+    def server_seed(self, table_id: str, hand_no: int) -> str:
+        return self._mac("cardroom/server-seed/v1", table_id, str(hand_no)).hex()
+
+    def seed_commitment(self, table_id: str, hand_no: int) -> str:
+        return seed_commitment(self.server_seed(table_id, hand_no))
+
+    def token(self, role: str, table_id: str, player_id: str = "") -> str:
+        mac = self._mac("cardroom/token/v1", role, table_id, player_id)
+        return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+
+    def sign(self, receipt: dict) -> str:
+        return self.signing.sign(receipt_message(receipt)).hex()
+
+    def encrypt(self, openings: dict, context: str) -> str:
+        nonce = os.urandom(12)
+        sealed = self._cipher().encrypt(nonce, json.dumps(openings).encode(), context.encode())
+        return base64.b64encode(nonce + sealed).decode()
+
+    def decrypt(self, blob: str, context: str) -> dict:
+        raw = base64.b64decode(blob)
+        try:
+            return json.loads(self._cipher().decrypt(raw[:12], raw[12:], context.encode()))
+        except InvalidTag:
+            raise OpeningsUnreadable(f"the openings of {context} do not decrypt under this "
+                                     "service's CARDROOM_SECRET_KEY") from None
+
+    def _cipher(self) -> AESGCM:
+        return AESGCM(self._mac("cardroom/openings/v1"))
+
+    def _mac(self, *parts: str) -> bytes:
+        return hmac.new(self.secret, "\0".join(parts).encode(), hashlib.sha256).digest()
+
+
+def new_key_pair() -> tuple[str, str]:
+    """A fresh (secret key, signing key) pair in hex."""
+    signing = Ed25519PrivateKey.generate().private_bytes_raw().hex()
+    return secrets.token_hex(32), signing
+
+
+def parse_key(name: str, value: str) -> str:
+    """``value`` if it is 32 bytes of hex, else a ValueError naming the variable."""
+    try:
+        if len(bytes.fromhex(value)) == 32:
+            return value.lower()
+    except ValueError:
+        pass
+    raise ValueError(f"{name} must be 32 bytes as 64 hex digits (`cardroom keys` prints a pair)")
+
+
+_ephemeral: Keys | None = None
+_lock = threading.Lock()
+
+
+def keys_for(secret_key: str | None, signing_key: str | None) -> Keys:
+    """The configured keys, or this process's ephemeral pair (made once, with a warning)."""
+    global _ephemeral
+    if secret_key and signing_key:
+        return Keys.from_hex(secret_key, signing_key)
+    with _lock:
+        if _ephemeral is None:
+            log.warning("CARDROOM_SECRET_KEY or CARDROOM_SIGNING_KEY is unset: using keys made up "
+                        "for this process; receipts and tokens will not survive a restart")
+            _ephemeral = Keys.from_hex(*new_key_pair())
+        return _ephemeral

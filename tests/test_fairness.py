@@ -1,0 +1,416 @@
+"""Hidden stays hidden, history stays honest: commitments, seeds, receipts, the verifier and
+the audit, through the HTTP API on embedded fakeredis, tried as an attacker would."""
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from domain import fairness
+from domain.cards import STANDARD_DECK, codes
+from service.store import hand_stream, receipt_key, table_stream
+from tests.processes import ROOT
+from tests.test_api import act, auth, hand_url, play_to_showdown, readable, start_hand
+
+ALL_CARDS = codes(STANDARD_DECK)
+
+
+def new_table(client, reveal="auditor", seeds=("ann-seed", None, "cy's own entropy")):
+    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4,
+                                              "options": {"reveal": reveal}}).json
+    players = {}
+    for name, seed in zip(("ann", "bob", "cy"), seeds):
+        body = {"name": name, "buy_in": 1000} | ({"client_seed": seed} if seed else {})
+        joined = client.post(f"/v1/tables/{created['table_id']}/players", json=body).json
+        players[joined["seat"]] = auth(joined["token"])
+    return {"id": created["table_id"], "admin": auth(created["admin_token"]),
+            "auditor": auth(created["auditor_token"]), "players": players,
+            "commitment": created["next_seed_commitment"]}
+
+
+@pytest.fixture
+def table(client):
+    return new_table(client)
+
+
+def finished_hand(client, backend, table):
+    """A hand played to a showdown: the first player bets 25, everyone calls, stands pat
+    and checks; the worker settles it."""
+    hand_no = start_hand(client, table)
+    while (hand := get(client, table, hand_no, "", table["admin"]))["status"] not in (
+            "showdown_pending", "ended"):
+        seat = hand["to_act"]
+        legal = {a["type"] for a in get(client, table, hand_no, "",
+                                         table["players"][seat])["legal_actions"]}
+        body = ({"type": "draw", "cards": []} if "draw" in legal else
+                {"type": "bet", "amount": 25} if "bet" in legal and hand["street"] == "bet_1" else
+                {"type": "check"} if "check" in legal else {"type": "call"})
+        assert act(client, table, hand_no, seat, **body).status_code == 201
+    backend.run_jobs()
+    return hand_no
+
+
+def get(client, table, hand_no, suffix, who):
+    response = client.get(hand_url(table, hand_no, suffix), headers=who)
+    assert response.status_code == 200, response.json
+    return response.json
+
+
+def everything_received(client, table, hand_no, seat) -> list:
+    """Every document a player can fetch about the hand."""
+    who = table["players"][seat]
+    return [get(client, table, hand_no, "", who), get(client, table, hand_no, "/events", who)]
+
+
+# --- nothing a viewer receives is a function of a card they may not see ------------
+
+
+def test_no_commitment_or_hash_a_player_receives_reveals_an_opponents_cards(client, table):
+    hand_no = start_hand(client, table)
+    first = act(client, table, hand_no, 2, type="bet", amount=25).json  # a 201 answer
+    received = everything_received(client, table, hand_no, 2) + [first]
+    events = get(client, table, hand_no, "/events", table["players"][2])["events"]
+    secrets = [node["commitment"] for node in _commitments(received)]
+    assert len(secrets) >= 11  # seat 1's and seat 3's five cards each, and the deck
+    # Brute force without the salt: every card, alone, as JSON or raw, hashed.
+    guesses = {hashlib.sha256(form).hexdigest() for card in ALL_CARDS
+               for form in (card.encode(), json.dumps(card).encode())}
+    assert not guesses & set(secrets)
+    # The chain hash covers commitments, not cards: not even the true cards, put back in
+    # place, reproduce an opponent's event hash (as they did before commitments).
+    state = client.application.extensions["cardroom"].hand(table["id"], hand_no).state
+    for event in events:
+        if event["type"] == "CardsDealt" and event["data"]["seat"] != 2:
+            assert event["openings"] == {}
+            true_cards = list(state.seat(event["data"]["seat"]).cards)
+            guess = {**event, "data": {**event["data"], "cards": true_cards}}
+            assert fairness.envelope_hash(guess) != event["hash"]
+
+
+def _commitments(node):
+    if isinstance(node, dict):
+        if set(node) == {"commitment"}:
+            yield node
+        for value in node.values():
+            yield from _commitments(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _commitments(value)
+
+
+def test_a_dump_of_every_key_of_a_table_mid_hand_holds_no_undealt_card_and_no_seed(
+        client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    room = client.application.extensions["cardroom"]
+    state = room.hand(table["id"], hand_no).state
+    dump = b"".join(_dump(fake_backend.redis, key) for key in fake_backend.redis.keys("*"))
+    seed = room.keys.server_seed(table["id"], hand_no)
+    assert seed.encode() not in dump and bytes.fromhex(seed) not in dump
+    assert len(state.deck) == 52 - 15
+    found = [card for card in ALL_CARDS if f'"{card}"'.encode() in dump]
+    assert found == [], f"cards readable in Redis: {found}"
+
+
+def _dump(redis, key) -> bytes:
+    kind = redis.type(key)
+    if kind == b"stream":
+        return b"".join(k + v for _, fields in redis.xrange(key) for k, v in fields.items())
+    if kind == b"string":
+        return redis.get(key)
+    if kind == b"zset":
+        return b"".join(redis.zrange(key, 0, -1))
+    if kind == b"set":
+        return b"".join(redis.smembers(key))
+    return key
+
+
+def test_players_keep_what_they_saw_and_the_auditor_gets_the_reveal(client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    act(client, table, hand_no, 3, type="fold")
+    act(client, table, hand_no, 1, type="call")
+    for seat in (2, 1):
+        act(client, table, hand_no, seat, type="draw", cards=[])
+    for seat in (2, 1):
+        act(client, table, hand_no, seat, type="check")
+    fake_backend.run_jobs()
+    player = get(client, table, hand_no, "/history", table["players"][1])
+    folded = next(e for e in player["events"]
+                  if e["type"] == "CardsDealt" and e["data"]["seat"] == 3)
+    assert player["server_seed"] is None and folded["openings"] == {}
+    assert player["events"][0]["openings"] == {}  # the deck stays with the auditor
+    shown = [e for e in player["events"] if e["type"] == "CardsDealt" and e["data"]["seat"] == 2]
+    assert None not in readable(shown[0], "cards")  # a shown hand is opened to everyone
+    auditor = get(client, table, hand_no, "/history", table["auditor"])
+    deck = auditor["events"][0]["openings"]["/deck"]["value"]
+    dealt = auditor["events"][0]["data"]["client_seeds"]
+    assert dealt == {"1": "ann-seed", "2": "", "3": "cy's own entropy"}
+    assert deck == fairness.deck_order(auditor["server_seed"], dealt, hand_no)
+    view = get(client, table, hand_no, "", table["players"][1])
+    assert view["server_seed"] is None and view["seats"][2]["cards"] == [None] * 5
+
+
+def test_with_reveal_everyone_every_player_gets_the_seed_and_the_deck(client, fake_backend):
+    table = new_table(client, reveal="everyone")
+    hand_no = finished_hand(client, fake_backend, table)
+    history = get(client, table, hand_no, "/history", table["players"][3])
+    assert history["server_seed"] and "/deck" in history["events"][0]["openings"]
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert all(c["ok"] and not c.get("skipped") for c in checks.values()), checks
+
+
+# --- seeds --------------------------------------------------------------------------
+
+
+def test_the_seed_commitment_is_published_before_the_hand_and_client_seeds_mix_in(
+        client, fake_backend, table):
+    assert table["commitment"] == _table(client, table)["next_seed_commitment"]
+    hand_no = finished_hand(client, fake_backend, table)
+    started = get(client, table, hand_no, "/events", table["auditor"])["events"][0]["data"]
+    assert started["seed_commitment"] == table["commitment"]
+    next_commitment = _table(client, table)["next_seed_commitment"]
+    assert next_commitment != table["commitment"]
+    changed = client.put(f"/v1/tables/{table['id']}/players/2/seed",
+                         json={"client_seed": "bob's lucky string"}, headers=table["players"][2])
+    assert changed.status_code == 200 and changed.json["applies_from_hand"] == 2
+    assert _table(client, table)["next_seed_commitment"] == next_commitment  # fixed before
+    hand_two = finished_hand(client, fake_backend, table)
+    history = get(client, table, hand_two, "/history", table["auditor"])
+    data = history["events"][0]["data"]
+    assert data["seed_commitment"] == next_commitment
+    assert data["client_seeds"]["2"] == "bob's lucky string"
+    seed = history["server_seed"]
+    assert fairness.seed_commitment(seed) == next_commitment
+    deck = history["events"][0]["openings"]["/deck"]["value"]
+    assert deck == fairness.deck_order(seed, data["client_seeds"], hand_two)
+    assert deck != fairness.deck_order(seed, {**data["client_seeds"], "2": ""}, hand_two)
+
+
+def test_a_client_seed_is_the_players_own_to_set(client, table):
+    url = f"/v1/tables/{table['id']}/players/2/seed"
+    assert client.put(url, json={"client_seed": "x"}, headers=table["players"][1]).json["code"] \
+        == "not_your_seat"
+    assert client.put(url, json={"client_seed": ""}, headers=table["players"][2]).status_code == 422
+    assert client.put(url, json={"client_seed": "y" * 129},
+                      headers=table["players"][2]).status_code == 422
+    joined = client.post(f"/v1/tables/{table['id']}/players",
+                         json={"name": "dee", "buy_in": 50, "client_seed": "z" * 129})
+    assert joined.status_code == 422
+
+
+def _table(client, table):
+    return client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).json
+
+
+# --- receipts -----------------------------------------------------------------------
+
+
+def test_each_seat_dealt_in_and_the_auditor_fetch_the_same_signed_receipt(
+        client, fake_backend, table):
+    hand_no = start_hand(client, table)
+    early = client.get(hand_url(table, hand_no, "/receipt"), headers=table["players"][1])
+    assert early.status_code == 409 and early.json["code"] == "hand_not_ended"
+    play_to_showdown(client, table, hand_no)
+    fake_backend.run_jobs()
+    receipts = [get(client, table, hand_no, "/receipt", who)
+                for who in (*table["players"].values(), table["auditor"])]
+    assert all(r == receipts[0] for r in receipts)
+    public_key = client.get("/v1/fairness").json["public_key"]
+    signed = receipts[0]
+    Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
+        bytes.fromhex(signed["signature"]),
+        json.dumps(signed["receipt"], sort_keys=True, separators=(",", ":")).encode())
+    events = get(client, table, hand_no, "/events", table["auditor"])["events"]
+    assert signed["receipt"] == {"table_id": table["id"], "hand_no": hand_no,
+                                 "version": events[-1]["version"], "head_hash": events[-1]["hash"],
+                                 "stacks": events[-1]["data"]["stacks"]}
+    admin = client.get(hand_url(table, hand_no, "/receipt"), headers=table["admin"])
+    assert admin.status_code == 403
+
+
+def test_a_receipt_is_signed_once_and_never_again(client, fake_backend, table):
+    hand_no = finished_hand(client, fake_backend, table)
+    key = receipt_key(table["id"], hand_no)
+    stored = fake_backend.redis.get(key)
+    fake_backend.redis.delete(key)
+    missing = client.get(hand_url(table, hand_no, "/receipt"), headers=table["auditor"])
+    assert missing.status_code == 404 and fake_backend.redis.get(key) is None
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert not _check(audit, "receipt")["ok"]
+    fake_backend.redis.set(key, stored)
+    assert get(client, table, hand_no, "/audit", table["auditor"])["valid"]
+
+
+def test_fairness_publishes_the_key_and_every_algorithm(client):
+    published = client.get("/v1/fairness").json
+    assert len(bytes.fromhex(published["public_key"])) == 32
+    assert {"canonical_json", "chain", "commitment", "seed_commitment", "deck", "receipt"} <= set(
+        published["algorithms"])
+
+
+# --- the verifier -------------------------------------------------------------------
+
+
+def verify(path, *args, python=sys.executable, isolated=False) -> subprocess.CompletedProcess:
+    command = [python, *(["-S", "-E"] if isolated else []), "-m", "domain.fairness", "verify",
+               str(path), *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("who", ["player", "auditor"])
+def test_downloaded_histories_pass_the_verifier(client, fake_backend, table, tmp_path, who):
+    hand_no = finished_hand(client, fake_backend, table)
+    viewer = table["players"][2] if who == "player" else table["auditor"]
+    path = tmp_path / "history.json"
+    path.write_bytes(client.get(hand_url(table, hand_no, "/history"), headers=viewer).data)
+    result = verify(path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ok   receipt: signed receipt" in result.stdout
+    if who == "auditor":
+        assert "ok   deck: the deck matches the seeds" in result.stdout
+    bare = verify(path, isolated=True)  # no site-packages: the standard library alone
+    assert bare.returncode == 0, bare.stdout + bare.stderr
+    assert "signature check skipped: cryptography is not installed" in bare.stdout
+
+
+def test_a_copy_with_one_card_or_one_amount_changed_fails_naming_the_event(
+        client, fake_backend, table, tmp_path):
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][2]).json
+    dealt = next(e for e in history["events"] if e["type"] == "CardsDealt" and e["openings"])
+    pointer = next(iter(dealt["openings"]))
+    card = dealt["openings"][pointer]["value"]
+    dealt["openings"][pointer]["value"] = next(c for c in ALL_CARDS if c != card)
+    (tmp_path / "card.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "card.json")
+    assert result.returncode == 1
+    assert f"event {dealt['version']}: opening {pointer} does not match" in result.stdout
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][2]).json
+    bet = next(e for e in history["events"] if e["type"] == "BetPlaced")
+    bet["data"]["to"] += 25
+    (tmp_path / "amount.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "amount.json")
+    assert result.returncode == 1
+    assert f"event {bet['version']}: hash does not match its content" in result.stdout
+
+
+# --- the audit catches every kind of tampering, under a named check ------------------
+
+
+def _check(audit, name):
+    return next(c for c in audit["checks"] if c["name"] == name)
+
+
+def _failed(client, table, hand_no) -> set[str]:
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["valid"] == all(c["ok"] for c in audit["checks"])
+    return {c["name"] for c in audit["checks"] if not c["ok"]}
+
+
+def _rewrite(redis, stream, change, rechain=False):
+    """Rewrite ``stream`` as ``change(entries)`` says, optionally recomputing the chain."""
+    entries = [{k.decode(): v.decode() for k, v in fields.items()}
+               for _, fields in redis.xrange(stream)]
+    entries = change(entries)
+    if rechain:
+        previous = fairness.GENESIS_HASH
+        for version, entry in enumerate(entries, start=1):
+            entry["version"], entry["prev_hash"] = str(version), previous
+            envelope = {**entry, "data": json.loads(entry["data"]),
+                        "version": version, "command_id": entry.get("command_id")}
+            entry["hash"] = previous = fairness.envelope_hash(envelope)
+    redis.delete(stream)
+    for position, entry in enumerate(entries, start=1):
+        redis.xadd(stream, entry, id=f"0-{position}")
+
+
+def _edit_bet(entries):
+    for entry in entries:
+        if entry["type"] == "BetPlaced":
+            entry["data"] = entry["data"].replace('"to":25', '"to":50')
+    return entries
+
+
+TAMPERING = {
+    "an edit keeping the hashes": (lambda e: _edit_bet(e), False, {"hash_chain"}),
+    "an edit of the actor with the chain recomputed": (
+        lambda e: [dict(x, actor="seat:9") if x["type"] == "BetPlaced" else x for x in e], True,
+        {"receipt"}),
+    "truncation with the chain intact": (lambda e: e[:-3], False, {"receipt", "completeness"}),
+    "deletion in the middle": (lambda e: e[:5] + e[6:], False, {"hash_chain"}),
+    "reordering": (lambda e: e[:5] + [e[6], e[5]] + e[7:], False, {"hash_chain"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TAMPERING))
+def test_the_audit_catches_tampering_with_the_hand(client, fake_backend, table, kind):
+    change, rechain, must_fail = TAMPERING[kind]
+    hand_no = finished_hand(client, fake_backend, table)
+    assert _failed(client, table, hand_no) == set()
+    get(client, table, hand_no, "", table["auditor"])  # the API has the hand cached now
+    _rewrite(fake_backend.redis, hand_stream(table["id"], hand_no), change, rechain)
+    failed = _failed(client, table, hand_no)
+    assert must_fail <= failed, failed
+    if kind == "truncation with the chain intact":  # the cache notices the shorter stream
+        assert get(client, table, hand_no, "", table["auditor"])["status"] != "ended"
+
+
+def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
+        client, fake_backend, table):
+    hand_no = finished_hand(client, fake_backend, table)
+    assert _table(client, table)["seats"][0]["stack"] != 5000
+
+    def richer(entries):
+        for entry in entries:
+            if entry["type"] == "HandSettled":
+                entry["data"] = json.dumps({**json.loads(entry["data"]),
+                                            "stacks": {"1": 5000, "2": 0, "3": 0}})
+        return entries
+    _rewrite(fake_backend.redis, table_stream(table["id"]), richer)
+    assert _failed(client, table, hand_no) == {"table_chain", "table_settlement"}
+    _rewrite(fake_backend.redis, table_stream(table["id"]), lambda e: e, rechain=True)
+    assert _failed(client, table, hand_no) == {"table_settlement"}
+    assert _table(client, table)["seats"][0]["stack"] == 5000  # a new head: no stale cache
+
+
+def test_during_a_hand_the_audit_says_so_and_checks_what_it_can(client, table):
+    hand_no = start_hand(client, table)
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["status"] == "in_progress" and audit["valid"]
+    assert [c["name"] for c in audit["checks"]] == [
+        "hash_chain", "commitments", "shown_hands", "table_chain", "completeness", "table_start"]
+
+
+# --- idempotency keys ---------------------------------------------------------------
+
+
+def test_a_join_key_reused_by_another_client_yields_no_token(client, fake_backend, table):
+    url = f"/v1/tables/{table['id']}/players"
+    key = {"Idempotency-Key": "join-once"}
+    first = client.post(url, json={"name": "dee", "buy_in": 500}, headers=key)
+    assert first.status_code == 201
+    retry = client.post(url, json={"name": "dee", "buy_in": 500}, headers=key)
+    assert retry.json == first.json  # the same token, derived again, never stored
+    thief = client.post(url, json={"name": "eve", "buy_in": 500}, headers=key)
+    assert thief.status_code == 422 and thief.json["code"] == "idempotency_key_reused"
+    assert "token" not in thief.json and first.json["token"] not in thief.get_data(as_text=True)
+    token = first.json["token"].encode()
+    assert not any(token in _dump(fake_backend.redis, k) for k in fake_backend.redis.keys("*"))
+
+
+def test_an_action_key_reused_for_another_action_is_refused(client, table):
+    hand_no = start_hand(client, table)
+    key = {"Idempotency-Key": "move-1"}
+    url = hand_url(table, hand_no, "/actions")
+    first = client.post(url, json={"type": "bet", "amount": 25},
+                        headers=table["players"][2] | key)
+    again = client.post(url, json={"type": "bet", "amount": 25},
+                        headers=table["players"][2] | key)
+    assert first.status_code == again.status_code == 201 and again.json == first.json
+    other = client.post(url, json={"type": "check"}, headers=table["players"][2] | key)
+    assert other.status_code == 422 and other.json["code"] == "idempotency_key_reused"
