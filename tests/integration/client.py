@@ -1,7 +1,8 @@
 """A small HTTP client for cardroom and a seeded random player, using only documented routes.
 
 Only the standard library (``urllib.request``): the venv has no ``requests``/``httpx``.
-Everything here talks to a real server over a socket; nothing imports the service.
+Everything here talks to a real server over a socket; nothing imports the service (only
+``domain.fairness``, the verifier any client may run).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from domain.fairness import unseal
 
 _MISSING = object()
 CARD_RANKS = "23456789TJQKA"
@@ -198,7 +201,7 @@ def strings_in(obj: Any):
 def check_player_read_before_end(hand: dict, seat: int) -> None:
     """A player's hand read before the end: others' cards hidden, seed hidden, no result."""
     assert hand["status"] != "ended"
-    assert hand.get("seed") is None, f"seed revealed to seat {seat} before the end: {hand['seed']}"
+    assert hand["server_seed"] is None, f"seed revealed to seat {seat} before the end: {hand}"
     assert hand.get("result") is None
     for s in hand["seats"]:
         if s["seat"] != seat:
@@ -210,24 +213,32 @@ def check_player_read_before_end(hand: dict, seat: int) -> None:
 
 
 def check_player_events_before_end(events: list[dict], seat: int) -> None:
+    """Before the end a player opens only their own cards: the deck and others' cards are
+    commitments they hold no opening of."""
     for e in events:
-        data = e["data"]
+        data, openings = e["data"], e["openings"]
         if e["type"] == "HandStarted":
-            assert data.get("seed") is None, f"seat {seat} got the seed in HandStarted: {e}"
-        if e["type"] == "CardsDealt" and data["seat"] != seat and not data.get("face_up"):
-            assert all(c is None for c in data["cards"]), f"seat {seat} sees {e}"
-        if e["type"] == "CardsDrawn" and data["seat"] != seat:
-            assert all(c is None for c in data["discarded"] + data["received"]), (
-                f"seat {seat} sees {e}")
+            assert "seed" not in data and set(data["deck"]) == {"commitment"} and not openings, (
+                f"seat {seat} can read the deck or the seed: {e}")
+        if e["type"] in ("CardsDealt", "CardsDrawn") and data["seat"] != seat:
+            assert not openings, f"seat {seat} holds openings of seat {data['seat']}'s cards: {e}"
+            hidden = data["cards"] if e["type"] == "CardsDealt" and not data["face_up"] else (
+                data.get("discarded", []) + data.get("received", []))
+            assert all(isinstance(c, dict) and set(c) == {"commitment"} for c in hidden), e
         assert e["type"] not in ("HandEnded", "ShowdownEvaluated", "PotAwarded"), (
             f"{e['type']} in the events of a hand that has not ended")
+
+
+def opened(event: dict) -> dict:
+    """An event's data with the openings its reader received put in place."""
+    return unseal(event["data"], event["openings"])
 
 
 def own_cards(history_events: list[dict]) -> dict[int, set[str]]:
     """Every card each seat ever held (dealt or drawn), from the auditor's full history."""
     held: dict[int, set[str]] = {}
     for e in history_events:
-        data = e["data"]
+        data = opened(e)
         if e["type"] == "CardsDealt":
             held.setdefault(data["seat"], set()).update(data["cards"])
         elif e["type"] == "CardsDrawn":
@@ -264,7 +275,7 @@ def play_hand(table: Table, rng: random.Random, *, allow_fold: bool = True,
     while True:
         admin_view = table.hand(hand_no)
         status = admin_view["status"]
-        assert admin_view.get("seed") is None or status == "ended", "seed shown to admin early"
+        assert admin_view["server_seed"] is None, "seed shown to the admin"
         if status not in ("betting", "drawing"):
             break
         seat = admin_view["to_act"]

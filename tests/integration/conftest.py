@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import redis
 
-from tests.processes import ROOT, free_port, stop_process, subprocess_env
+from tests.processes import ROOT, TEST_KEYS, free_port, stop_process, subprocess_env
 
 from .client import Api
 
@@ -146,9 +146,10 @@ def embedded_server(tmp_path):
 
 @pytest.fixture
 def store(redis_db):
+    from service.keys import Keys
     from service.store import EventStore
 
-    return EventStore(redis_db)
+    return EventStore(redis_db, Keys.from_hex(*TEST_KEYS.values()))
 
 
 def worker_logs(procs) -> str:

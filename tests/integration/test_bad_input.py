@@ -132,7 +132,7 @@ CASES = [
     ("events-huge-after", "GET", H + "/events?after=" + str(2**64), "admin", None, None, 422),
     ("events-enormous-after", "GET", H + "/events?after=" + "9" * 30, "admin", None, None, 422),
     ("events-unknown-param", "GET", H + "/events?before=3", "admin", None, None, 422),
-    ("history-player-before-end", "GET", H + "/history", "actor", None, None, 403),
+    ("history-player-before-end", "GET", H + "/history", "actor", None, None, 409),
     ("audit-by-player", "GET", H + "/audit", "actor", None, None, 403),
     ("audit-by-admin", "GET", H + "/audit", "admin", None, None, 403),
     ("audit-unknown-hand", "GET", T + "/hands/7/audit", "auditor", None, None, 404),

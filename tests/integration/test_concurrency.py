@@ -106,7 +106,8 @@ def race_through_one_hand(table, store, rng, players: int) -> int:
         if move["type"] in ("bet", "raise"):
             assert stored[0].data["to"] == move["amount"]
         if move["type"] == "draw":
-            assert sorted(stored[0].data["discarded"]) == sorted(move["cards"])
+            assert sorted(stored[0].openings[f"/discarded/{i}"]["value"]
+                          for i in range(len(move["cards"]))) == sorted(move["cards"])
         acting = [e for e in stored if e.type in EVENT_OF.values()]
         assert len(acting) == 1, f"two moves recorded for one turn: {[e.type for e in stored]}"
     raise AssertionError("the hand did not reach its showdown in 200 turns")
@@ -143,12 +144,12 @@ def test_retried_action_with_same_idempotency_key_answers_the_first_result(api, 
     after_first = store.version(stream)
     assert after_first == first.json["version"]
     assert all(e["command_id"] == key for e in first.json["events"]), first.json
-    # A plain retry (same body, now-stale expected_version), and a retry with another body:
-    # the first answer both times, nothing appended.
+    # A plain retry (same body, now-stale expected_version) gets the first answer; the same
+    # key with another body is refused; nothing is appended either time.
     again = table.act(hand_no, seat, move, headers={"Idempotency-Key": key})
     assert (again.status, again.json) == (201, first.json), (first, again)
     other = table.act(hand_no, seat, {"type": "fold"}, headers={"Idempotency-Key": key})
-    assert (other.status, other.json) == (201, first.json), (first, other)
+    assert (other.status, other.json["code"]) == (422, "idempotency_key_reused"), other
     assert store.version(stream) == after_first, "a retried command appended events"
     # The same key is another command for the next player (the key is per seat).
     seat2, me2 = _pending_turn(table, hand_no)

@@ -7,7 +7,9 @@ import random
 
 import pytest
 
-from .client import (check_no_card_leaks, create_table, play_hand)
+from domain.fairness import verify_history
+
+from .client import check_no_card_leaks, create_table, opened, play_hand
 from .conftest import worker_logs
 
 HANDS = int(os.environ.get("CARDROOM_INTEGRATION_HANDS", "4"))
@@ -16,8 +18,9 @@ SEED = int(os.environ.get("CARDROOM_INTEGRATION_SEED", "20240611"))
 
 def check_ended_hand(table, played, total_chips: int) -> None:
     hand_no, final = played.hand_no, played.final
-    # Seed revealed, result present, chips conserved at the table.
-    assert final["seed"], f"hand {hand_no} ended but the seed is still hidden"
+    # The seed goes to the auditor only (reveal: auditor); result present; chips conserved.
+    assert final["server_seed"] is None, f"hand {hand_no}: the admin got the seed"
+    assert table.hand(hand_no, table.auditor)["server_seed"], "the auditor has no seed"
     assert final["result"] is not None and final["result"]["pots"], final
     stacks = table.stacks()
     assert sum(stacks.values()) == total_chips, (
@@ -40,16 +43,19 @@ def check_ended_hand(table, played, total_chips: int) -> None:
         s: stacks[s] for s in map(int, events[-1]["data"]["stacks"])}, (
         "the hand's final stacks and the table's stacks disagree")
     assert final["version"] == len(events)
-    # Players may read the history once the hand ended; it ends the same way.
+    # The auditor's history passes the verifier, the whole deck included.
+    checks = verify_history(history)
+    assert all(c["ok"] and not c.get("skipped") for c in checks), checks
+    # Players may read the history once the hand ended; it ends the same way and verifies.
     for seat, token in table.tokens.items():
-        mine = table.history(hand_no, token)["events"]
-        assert [e["event_id"] for e in mine] == [e["event_id"] for e in events]
+        mine = table.history(hand_no, token)
+        assert [e["event_id"] for e in mine["events"]] == [e["event_id"] for e in events]
+        assert all(c["ok"] for c in verify_history(mine)), verify_history(mine)
         # Nobody sees a folded hand or another's unshown down cards even after the end.
         shown = {h["seat"] for h in final["result"]["hands"]}
-        for e in mine:
+        for e in mine["events"]:
             if e["type"] == "CardsDealt" and e["data"]["seat"] not in shown | {seat}:
-                assert all(c is None for c in e["data"]["cards"]), (
-                    f"seat {seat} sees unshown cards after the end: {e}")
+                assert e["openings"] == {}, f"seat {seat} sees unshown cards after the end: {e}"
     check_no_card_leaks(played.seen_before_end, events)
 
 
@@ -80,11 +86,13 @@ def test_history_closed_to_players_until_the_end(api, live_server):
     hand_no = table.start_hand()
     for token in table.tokens.values():
         resp = api.get(f"{table.hand_path(hand_no)}/history", token=token)
-        assert resp.status == 403 and resp.json["code"] == "hand_not_ended", resp
-    # The auditor may, but the seed and every down card stay hidden until the end.
+        assert resp.status == 409 and resp.json["code"] == "hand_not_ended", resp
+    # The auditor may, but the seed, the deck and every down card stay hidden until the end.
     history = table.history(hand_no)
     started = history["events"][0]
-    assert started["type"] == "HandStarted" and started["data"]["seed"] is None, started
+    assert started["type"] == "HandStarted" and "/deck" not in started["openings"], started
+    assert history["server_seed"] is None
     dealt = [e for e in history["events"] if e["type"] == "CardsDealt"]
-    assert dealt and all(c is None for e in dealt for c in e["data"]["cards"]), dealt
-    assert table.hand(hand_no, table.auditor)["seed"] is None
+    assert dealt and all(e["openings"] == {} for e in dealt), dealt
+    assert all(isinstance(c, dict) for e in dealt for c in opened(e)["cards"]), dealt
+    assert table.hand(hand_no, table.auditor)["server_seed"] is None

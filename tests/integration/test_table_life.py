@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from .client import choose_action, create_table, play_hand
+from .client import choose_action, create_table, is_card, opened, play_hand
 from .conftest import worker_logs
 
 
@@ -103,13 +103,13 @@ def test_next_occupant_of_a_seat_cannot_read_the_previous_players_folded_cards(
     folded = [e for e in history if e["type"] == "PlayerFolded"]
     assert [e["data"]["seat"] for e in folded] == [folder], "the script did not fold seat 2 only"
     dealt = [c for e in history if e["type"] == "CardsDealt" and e["data"]["seat"] == folder
-             for c in e["data"]["cards"]]
-    assert len(dealt) == 5 and all(dealt)
+             for c in opened(e)["cards"]]
+    assert len(dealt) == 5 and all(is_card(c) for c in dealt)
     # Before leaving, the folder's neighbours cannot see the folded cards, even after the end.
     for seat in (1, 3):
         mine = table.history(hand_no, table.tokens[seat])["events"]
         assert not any(e["type"] == "CardsDealt" and e["data"]["seat"] == folder
-                       and any(e["data"]["cards"]) for e in mine)
+                       and e["openings"] for e in mine)
     # The folder leaves; a stranger sits down in the same seat.
     left = api.request("DELETE", f"{table.path}/players/{folder}", token=table.tokens[folder])
     assert left.status == 200, left
@@ -123,8 +123,8 @@ def test_next_occupant_of_a_seat_cannot_read_the_previous_players_folded_cards(
         f"a player seated after hand {hand_no} reads the folded cards of the seat's previous "
         f"occupant in the hand read: {seen}")
     events = table.history(hand_no, stranger)["events"]
-    leaked = [e["data"] for e in events if e["type"] == "CardsDealt"
-              and e["data"]["seat"] == folder and any(e["data"]["cards"])]
+    leaked = [e for e in events if e["type"] == "CardsDealt"
+              and e["data"]["seat"] == folder and e["openings"]]
     assert not leaked, (
         f"a player seated after hand {hand_no} reads the folded cards of the seat's previous "
         f"occupant in the history: {leaked}")
