@@ -57,12 +57,13 @@ ALGORITHMS = {
     "seed_commitment": "sha256(bytes.fromhex(server_seed)) as hex; the table publishes it as "
                        "next_seed_commitment before the hand and HandStarted repeats it",
     "deck": "deck_seed = sha256(bytes.fromhex(server_seed) + canonical_json({\"client_seeds\": "
-            "{seat: client_seed for every seat dealt in}, \"hand_no\": hand_no})) as hex; the "
-            "deck is the 52 cards in index order (2c 2d 2h 2s 3c ... As), shuffled by "
-            "Fisher-Yates: for i from 51 down to 1 swap card i with card draw(i + 1), where "
-            "draw(n) takes the next 8 bytes (big-endian) of sha256(deck_seed_bytes + "
-            "counter as 8 bytes big-endian) for counter 0, 1, ..., rejects x >= 2**64 - "
-            "2**64 % n and returns x % n; cards are dealt from the top (index 0)",
+            "{seat: client_seed for every seat dealt in}, \"hand_no\": hand_no})); the stream "
+            "is sha256(deck_seed + counter) for counter = 0, 1, 2, ... as 8-byte big-endian "
+            "integers, concatenated; draw(n) reads the stream's next 8 bytes as a big-endian "
+            "integer x, reads again while x >= 2**64 - 2**64 % n, and returns x % n; the deck "
+            "starts as the 52 cards in index order (2c 2d 2h 2s 3c ... Ks Ac Ad Ah As) and for "
+            "i from 51 down to 1 card i and card draw(i + 1) swap places; cards are dealt from "
+            "index 0",
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
                "{table_id, hand_no, version, head_hash, stacks}; head_hash is the hash of the "
                "hand's last event and stacks maps each seat (as a string) to its final stack",

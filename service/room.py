@@ -204,10 +204,14 @@ class Cardroom:
         checks.append({"name": "table_chain", "ok": table_problem is None,
                        "detail": table_problem or f"{len(table_envelopes)} table events chained"})
         checks += self._rule_checks(hand_no, envelopes, table_envelopes, document["server_seed"])
-        checks = [c for c in checks if not c.get("skipped")] if not ended else checks
-        return {"table_id": table_id, "hand_no": hand_no,
-                "status": "ended" if ended else "in_progress",
-                "valid": all(c["ok"] for c in checks), "checks": checks}
+        audit = {"table_id": table_id, "hand_no": hand_no,
+                 "status": "ended" if ended else "in_progress"}
+        if not ended:
+            checks = [c for c in checks if not c.get("skipped")]
+            audit["note"] = ("the hand is in progress: the chain, the commitments and the start "
+                             "are checked now; the seed, the deck, the receipt, the settlement "
+                             "and the rules once it has ended")
+        return {**audit, "valid": all(c["ok"] for c in checks), "checks": checks}
 
     @staticmethod
     def _rule_checks(hand_no, envelopes, table_envelopes, server_seed) -> list[dict]:

@@ -381,7 +381,7 @@ def test_during_a_hand_the_audit_says_so_and_checks_what_it_can(client, table):
     hand_no = start_hand(client, table)
     act(client, table, hand_no, 2, type="bet", amount=25)
     audit = get(client, table, hand_no, "/audit", table["auditor"])
-    assert audit["status"] == "in_progress" and audit["valid"]
+    assert audit["status"] == "in_progress" and audit["valid"] and "in progress" in audit["note"]
     assert [c["name"] for c in audit["checks"]] == [
         "hash_chain", "commitments", "shown_hands", "table_chain", "completeness", "table_start"]
 
@@ -414,3 +414,28 @@ def test_an_action_key_reused_for_another_action_is_refused(client, table):
     assert first.status_code == again.status_code == 201 and again.json == first.json
     other = client.post(url, json={"type": "check"}, headers=table["players"][2] | key)
     assert other.status_code == 422 and other.json["code"] == "idempotency_key_reused"
+
+
+def test_the_published_deck_algorithm_reimplemented_from_its_text_gives_the_same_deck():
+    """What GET /v1/fairness says is enough to re-implement the deck, byte for byte."""
+    server_seed, client_seeds, hand_no = "7f" * 32, {"1": "ann", "3": "ünï"}, 12
+    mixed = json.dumps({"client_seeds": client_seeds, "hand_no": hand_no}, sort_keys=True,
+                       separators=(",", ":"), ensure_ascii=False).encode()
+    deck_seed = hashlib.sha256(bytes.fromhex(server_seed) + mixed).digest()
+    stream = b"".join(hashlib.sha256(deck_seed + i.to_bytes(8, "big")).digest()
+                      for i in range(64))
+
+    def draws():
+        for offset in range(0, len(stream), 8):
+            yield int.from_bytes(stream[offset:offset + 8], "big")
+    source = draws()
+
+    def draw(n):
+        while (x := next(source)) >= 2**64 - 2**64 % n:
+            pass
+        return x % n
+    deck = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"]
+    for i in range(51, 0, -1):
+        j = draw(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    assert deck == fairness.deck_order(server_seed, client_seeds, hand_no)
