@@ -21,6 +21,7 @@ from referencing.jsonschema import DRAFT202012
 from domain.events import EVENT_TYPES
 from service import schemas
 from service.problems import DOMAIN_STATUS
+from service.store import receipt_key
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -77,6 +78,7 @@ def test_path_parameters_are_declared_for_every_placeholder(spec):
 REQUEST_SCHEMAS = {
     "CreateTableRequest": schemas.CreateTable,
     "JoinTableRequest": schemas.JoinTable,
+    "ClientSeedRequest": schemas.ClientSeed,
     "AddChipsRequest": schemas.AddChips,
     "ActionRequest": schemas.Action,
 }
@@ -249,12 +251,14 @@ TABLES = "/v1/tables"
 TABLE = "/v1/tables/{table_id}"
 PLAYERS = "/v1/tables/{table_id}/players"
 CHIPS = "/v1/tables/{table_id}/players/{seat}/chips"
+SEED = "/v1/tables/{table_id}/players/{seat}/seed"
 SEAT = "/v1/tables/{table_id}/players/{seat}"
 HANDS = "/v1/tables/{table_id}/hands"
 HAND = "/v1/tables/{table_id}/hands/{hand_no}"
 ACTIONS = "/v1/tables/{table_id}/hands/{hand_no}/actions"
 EVENTS = "/v1/tables/{table_id}/hands/{hand_no}/events"
 HISTORY = "/v1/tables/{table_id}/hands/{hand_no}/history"
+RECEIPT = "/v1/tables/{table_id}/hands/{hand_no}/receipt"
 AUDIT = "/v1/tables/{table_id}/hands/{hand_no}/audit"
 
 
@@ -270,17 +274,21 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     c.call("GET", "/openapi.json", expect=200)
     c.call("GET", "/docs", expect=200)
     c.call("GET", "/v1/games", expect=200)
+    c.call("GET", "/v1/fairness", expect=200)
     table = c.call("POST", TABLES, json={"game": "five-card-draw", "options": {"max_raises": None}},
                    expect=201).get_json()
     at = {"table_id": table["table_id"]}
     admin, auditor = table["admin_token"], table["auditor_token"]
     tokens = {}
     for name in ("ann", "bob", "cy", "dee"):
-        seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": 1000},
+        seed = {"client_seed": f"{name}'s socks"} if name == "ann" else {}
+        seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": 1000} | seed,
                         headers={"Idempotency-Key": f"join-{name}"}, expect=201).get_json()
         tokens[seated["seat"]] = seated["token"]
     c.call("POST", CHIPS, path=at | {"seat": 1}, token=tokens[1], json={"amount": 100},
            expect=201)
+    c.call("PUT", SEED, path=at | {"seat": 2}, token=tokens[2], json={"client_seed": "dice"},
+           expect=200)
     c.call("DELETE", SEAT, path=at | {"seat": 4}, token=tokens.pop(4), expect=200)
     c.call("GET", TABLE, path=at, token=admin, expect=200)
 
@@ -303,6 +311,8 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     c.call("GET", EVENTS, path=hand_at, token=tokens[2], query_string={"after": 5}, expect=200)
     c.call("GET", HISTORY, path=hand_at, token=tokens[3], expect=200)
     c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200)
+    c.call("GET", RECEIPT, path=hand_at, token=tokens[3], expect=200)
+    c.call("GET", RECEIPT, path=hand_at, token=auditor, expect=200)
     audit = c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()
     assert audit["valid"]
 
@@ -354,7 +364,9 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     assert problem["code"] == "invalid_request" and "colour" in problem["errors"]
     assert c.call("POST", TABLES, json={"game": "go-fish"}, expect=422).get_json()["code"] == \
         "unknown_game"
-    table = c.call("POST", TABLES, json={"game": "five-card-draw"}, expect=201).get_json()
+    table = c.call("POST", TABLES, json={"game": "five-card-draw",
+                                         "options": {"reveal": "everyone"}},
+                   expect=201).get_json()
     at = {"table_id": table["table_id"]}
     admin = table["admin_token"]
     tokens = {}
@@ -362,6 +374,15 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
         seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": 500},
                         expect=201).get_json()
         tokens[seated["seat"]] = seated["token"]
+    chips = {"Idempotency-Key": "chips-1"}
+    c.call("POST", CHIPS, path=at | {"seat": 1}, token=tokens[1], json={"amount": 5},
+           headers=chips, expect=201)
+    assert c.call("POST", CHIPS, path=at | {"seat": 1}, token=tokens[1], json={"amount": 6},
+                  headers=chips, expect=422).get_json()["code"] == "idempotency_key_reused"
+    c.call("PUT", SEED, path=at | {"seat": 2}, token=tokens[1], json={"client_seed": "x"},
+           expect=403)
+    c.call("PUT", SEED, path=at | {"seat": 1}, token=tokens[1], json={"client_seed": ""},
+           expect=422)
     c.call("GET", TABLE, path=at, expect=401)
     c.call("GET", TABLE, path={"table_id": "nosuchtable"}, token=admin, expect=404)
     c.call("POST", CHIPS, path=at | {"seat": 2}, token=tokens[1], json={"amount": 5}, expect=403)
@@ -373,8 +394,11 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     c.call("DELETE", SEAT, path=at | {"seat": 1}, token=admin, expect=409)
     c.call("GET", HAND, path=at | {"hand_no": 9}, token=admin, expect=404)
     c.call("GET", AUDIT, path=hand_at, token=tokens[1], expect=403)
-    assert c.call("GET", HISTORY, path=hand_at, token=tokens[1], expect=403).get_json()["code"] \
+    assert c.call("GET", HISTORY, path=hand_at, token=tokens[1], expect=409).get_json()["code"] \
         == "hand_not_ended"
+    assert c.call("GET", RECEIPT, path=hand_at, token=tokens[1], expect=409).get_json()["code"] \
+        == "hand_not_ended"
+    c.call("GET", RECEIPT, path=hand_at, token=admin, expect=403)
     c.call("GET", EVENTS, path=hand_at, token=tokens[1], query_string={"after": "x"}, expect=422)
 
     hand = c.call("GET", HAND, path=hand_at, token=admin, expect=200).get_json()
@@ -394,6 +418,13 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act], json={"type": "fly"}, expect=422)
     c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act], data="[", expect=400,
            content_type="application/json")
+
+    c.call("POST", ACTIONS, path=hand_at, token=tokens[to_act], json={"type": "fold"}, expect=201)
+    revealed = c.call("GET", HISTORY, path=hand_at, token=tokens[other], expect=200).get_json()
+    assert revealed["server_seed"] and revealed["events"][0]["openings"]["/deck"]  # to everyone
+    fake_backend.redis.delete(receipt_key(table["table_id"], hand_at["hand_no"]))
+    assert c.call("GET", RECEIPT, path=hand_at, token=tokens[1], expect=404).get_json()["code"] \
+        == "receipt_not_found"
 
     def unreachable():
         raise ConnectionError("store is down")
