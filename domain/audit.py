@@ -81,6 +81,7 @@ def _table_start(hand_no, events, table_events) -> str | None:
     position = next(i for i, e in enumerate(table_events)
                     if isinstance(e, HandOpened) and e.hand_no == hand_no)
     before = reduce(table_rules.evolve, table_events[:position], table_rules.initial_state())
+    # (``before.next_seed_commitment`` was published with the table or the previous hand.)
     opened = table_rules.evolve(before, table_events[position])
     dealt = [s for s in before.seats if s.seat in opened.dealt_in]
     expected = {

@@ -45,14 +45,13 @@ class LeaveTable:
 
 @dataclass(frozen=True)
 class OpenHand:
-    pass
+    next_seed_commitment: str  # of the hand after the one opened
 
 
 @dataclass(frozen=True)
 class SettleHand:
     hand_no: int
     stacks: dict  # seat (as str) -> stack
-    next_seed_commitment: str
 
 
 # --- a hand ----------------------------------------------------------------

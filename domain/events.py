@@ -95,18 +95,20 @@ class PlayerLeft(Event):
 
 @dataclass(frozen=True)
 class HandOpened(Event):
+    """A hand begins at the table; ``next_seed_commitment`` publishes the commitment of the
+    hand after it, so it is fixed before anyone's client seed for that hand is."""
+
     hand_no: int
     button: int
+    next_seed_commitment: str
 
 
 @dataclass(frozen=True)
 class HandSettled(Event):
-    """The stacks a hand left behind, written with the hand's last events, and the
-    commitment to the next hand's server seed."""
+    """The stacks a hand left behind, written with the hand's last events."""
 
     hand_no: int
     stacks: dict  # seat (as str) -> stack after the hand
-    next_seed_commitment: str
 
 
 # --- a poker hand ----------------------------------------------------------

@@ -14,9 +14,9 @@ Choices where the rule books are silent or differ:
   be covered", chips may be added between hands).
 * A player's client seed may change at any time; it counts for the hands that
   start after the change (the deck of a hand in progress is already fixed).
-* The commitment to the next hand's server seed is published when the table is
-  created and with every ``HandSettled``, so it is fixed before the players'
-  seeds for that hand are.
+* The commitment to a hand's server seed is published when the table is
+  created (hand 1) and when the hand before it opens, so it is fixed before
+  the players' client seeds for that hand are, even if they change mid-hand.
 """
 
 from __future__ import annotations
@@ -85,10 +85,9 @@ def decide(state: TableState, command) -> list[Event]:
             _occupied(state, command.seat)
             return [ClientSeedChanged(seat=command.seat, client_seed=command.client_seed)]
         case OpenHand():
-            return [_open_hand(state)]
+            return [_open_hand(state, command.next_seed_commitment)]
         case SettleHand():
-            return [HandSettled(hand_no=command.hand_no, stacks=command.stacks,
-                                next_seed_commitment=command.next_seed_commitment)]
+            return [HandSettled(hand_no=command.hand_no, stacks=command.stacks)]
     raise TypeError(f"not a table command: {command!r}")
 
 
@@ -119,11 +118,11 @@ def evolve(state: TableState, event: Event) -> TableState:
         case HandOpened():
             dealt = tuple(s.seat for s in players_for_next_hand(state))
             return replace(state, hand_no=event.hand_no, button=event.button,
-                           hand_in_progress=True, dealt_in=dealt)
+                           hand_in_progress=True, dealt_in=dealt,
+                           next_seed_commitment=event.next_seed_commitment)
         case HandSettled():
             stacks = {int(seat): stack for seat, stack in event.stacks.items()}
-            return replace(_restack(state, stacks), hand_in_progress=False, dealt_in=(),
-                           next_seed_commitment=event.next_seed_commitment)
+            return replace(_restack(state, stacks), hand_in_progress=False, dealt_in=())
     return state
 
 
@@ -154,7 +153,7 @@ def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:
                         client_seed=command.client_seed)
 
 
-def _open_hand(state: TableState) -> HandOpened:
+def _open_hand(state: TableState, next_seed_commitment: str) -> HandOpened:
     _between_hands(state)
     players = players_for_next_hand(state)
     variant = VARIANTS[state.game]
@@ -163,7 +162,8 @@ def _open_hand(state: TableState) -> HandOpened:
                           f"{variant.min_players} players whose stacks cover the ante")
     numbers = [s.seat for s in players]
     after = [n for n in numbers if state.button is not None and n > state.button]
-    return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0])
+    return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0],
+                      next_seed_commitment=next_seed_commitment)
 
 
 def _between_hands(state: TableState) -> None:

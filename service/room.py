@@ -296,7 +296,9 @@ class Cardroom:
 
         def attempt():
             table = self.table(table_id)
-            (opened,) = table_rules.decide(table.state, OpenHand())
+            following = table.state.hand_no + 2  # the hand after the one this opens
+            (opened,) = table_rules.decide(table.state, OpenHand(
+                next_seed_commitment=self.keys.seed_commitment(table_id, following)))
             dealt = [s for s in table.state.seats
                      if s.seat in table_rules.evolve(table.state, opened).dealt_in]
             hand_events = engine.decide(_new_hand(table.state), StartHand(
@@ -401,9 +403,8 @@ class Cardroom:
         receipt = None
         if ended is not None:
             table = self.table(table_id)
-            settled = table_rules.decide(table.state, SettleHand(
-                hand_no=hand_no, stacks=ended.stacks,
-                next_seed_commitment=self.keys.seed_commitment(table_id, hand_no + 1)))
+            settled = table_rules.decide(table.state, SettleHand(hand_no=hand_no,
+                                                                 stacks=ended.stacks))
             writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled)))
 
             def receipt(by_stream):

@@ -169,15 +169,18 @@ def test_with_reveal_everyone_every_player_gets_the_seed_and_the_deck(client, fa
 def test_the_seed_commitment_is_published_before_the_hand_and_client_seeds_mix_in(
         client, fake_backend, table):
     assert table["commitment"] == _table(client, table)["next_seed_commitment"]
-    hand_no = finished_hand(client, fake_backend, table)
+    hand_no = start_hand(client, table)
     started = get(client, table, hand_no, "/events", table["auditor"])["events"][0]["data"]
     assert started["seed_commitment"] == table["commitment"]
+    # Once hand 1 opens, hand 2's commitment is out; a seed changed now counts for hand 2.
     next_commitment = _table(client, table)["next_seed_commitment"]
     assert next_commitment != table["commitment"]
     changed = client.put(f"/v1/tables/{table['id']}/players/2/seed",
                          json={"client_seed": "bob's lucky string"}, headers=table["players"][2])
     assert changed.status_code == 200 and changed.json["applies_from_hand"] == 2
-    assert _table(client, table)["next_seed_commitment"] == next_commitment  # fixed before
+    play_to_showdown(client, table, hand_no)
+    fake_backend.run_jobs()
+    assert _table(client, table)["next_seed_commitment"] == next_commitment
     hand_two = finished_hand(client, fake_backend, table)
     history = get(client, table, hand_two, "/history", table["auditor"])
     data = history["events"][0]["data"]

@@ -37,10 +37,10 @@ def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:
                             buy_in=s["stack"], token_hash="",
                             client_seed=started.client_seeds[str(s["seat"])])
                for s in started.seats]
-    events.append(HandOpened(hand_no=started.hand_no, button=started.button))
+    events.append(HandOpened(hand_no=started.hand_no, button=started.button,
+                             next_seed_commitment=""))
     if ended is not None:
-        events.append(HandSettled(hand_no=started.hand_no, stacks=ended.stacks,
-                                  next_seed_commitment=""))
+        events.append(HandSettled(hand_no=started.hand_no, stacks=ended.stacks))
     return events
 
 

@@ -148,7 +148,7 @@ def test_the_audit_catches_a_truncated_hand_and_a_settlement_that_differs():
     truncated = audit_hand(1, events[:-2], table, "cd" * 32)
     assert [c["name"] for c in truncated if not c["ok"]] == ["completeness"]
     wrong = dict(events[-1].stacks, **{"1": events[-1].stacks["1"] + 25})
-    table[-1] = HandSettled(hand_no=1, stacks=wrong, next_seed_commitment="")
+    table[-1] = HandSettled(hand_no=1, stacks=wrong)
     settled = audit_hand(1, events, table, "cd" * 32)
     assert [c["name"] for c in settled if not c["ok"]] == ["table_settlement"]
 

@@ -45,20 +45,20 @@ def test_the_button_moves_left_and_skips_players_who_cannot_cover_the_ante():
     state = seated(500, 10, 500, 500)
     buttons = []
     for _ in range(4):
-        state = run(state, OpenHand())
+        state = run(state, OpenHand("c"))
         buttons.append(state.button)
         assert 2 not in state.dealt_in
-        state = run(state, SettleHand(state.hand_no, {}, "c1"))
+        state = run(state, SettleHand(state.hand_no, {}))
     assert buttons == [1, 3, 4, 1]
 
 
 def test_chips_and_leaving_wait_for_the_hand_to_end():
-    state = run(seated(500, 500), OpenHand())
-    for command in (AddChips(1, 100), LeaveTable(2), OpenHand()):
+    state = run(seated(500, 500), OpenHand("c"))
+    for command in (AddChips(1, 100), LeaveTable(2), OpenHand("c")):
         with pytest.raises(DomainError) as error:
             table.decide(state, command)
         assert error.value.code == "hand_in_progress"
-    state = run(state, SettleHand(state.hand_no, {"1": 450, "2": 550}, "c1"))
+    state = run(state, SettleHand(state.hand_no, {"1": 450, "2": 550}))
     state = run(run(state, AddChips(1, 100)), LeaveTable(2))
     assert [(s.seat, s.stack) for s in state.seats] == [(1, 550)]
 
@@ -69,5 +69,5 @@ def test_a_full_table_and_too_few_players_are_refused():
         table.decide(state, SeatPlayer("x", "x", 100, "x"))
     assert error.value.code == "table_full"
     with pytest.raises(DomainError) as error:
-        table.decide(seated(100), OpenHand())
+        table.decide(seated(100), OpenHand("c"))
     assert error.value.code == "not_enough_players"
