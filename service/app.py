@@ -8,6 +8,7 @@ from service import jobs, problems
 from service.backend import Backend
 from service.config import Config
 from service.room import Cardroom
+from service.routes import refuse_large_body
 from service.routes.hands import hands
 from service.routes.meta import meta
 from service.routes.tables import tables
@@ -18,6 +19,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     backend = backend or Backend.from_config(config or Config.from_env())
     app = Flask(__name__)
     app.json.sort_keys = False
+    app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
+    app.before_request(refuse_large_body)
     app.extensions["backend"] = backend
     keys = backend.config.keys()
     app.extensions["cardroom"] = Cardroom(

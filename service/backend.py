@@ -10,6 +10,11 @@ daemon thread that loops: sweep owed jobs (about once a second), drain the
 queue with an RQ worker in burst mode, sleep a little. A blocking RQ worker
 would never wake on fakeredis from a thread, and RQ's signal handlers and
 SIGALRM job timeouts only work on the main thread, hence ``_ThreadWorker``.
+
+With a real Redis, ``connect`` gives clients short socket timeouts and one quick
+retry, so a dead or hung Redis fails a request within seconds instead of
+hanging it; ``store_unavailable`` tells such failures (Redis down, unreachable,
+loading, busy, read-only) from bugs, for the API's 503 and the worker's waiting.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import time
 
 import fakeredis
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from rq import Queue, SimpleWorker
 from rq.timeouts import TimerDeathPenalty
 
@@ -30,6 +37,63 @@ log = logging.getLogger(__name__)
 
 POLL_INTERVAL = 0.05  # seconds between queue checks in the worker thread
 SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
+CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
+READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
+
+# Errors that mean the store cannot be used right now, rather than a bug: Redis is down or
+# unreachable (ConnectionError, which includes LOADING's BusyLoadingError), too slow
+# (TimeoutError), a replica after a failover (READONLY), out of memory, or in a cluster
+# that is down. ``_DOWN_REPLIES`` are the first words of such replies redis-py has no class
+# for (a script that runs too long makes every other command answer BUSY).
+_DOWN_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+                redis.exceptions.ReadOnlyError, redis.exceptions.OutOfMemoryError,
+                redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
+_DOWN_REPLIES = {"BUSY", "LOADING", "MISCONF", "MASTERDOWN", "READONLY", "OOM", "TRYAGAIN",
+                 "CLUSTERDOWN"}
+
+
+def store_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` says the store cannot be used right now (worth a retry later)."""
+    if isinstance(error, _DOWN_ERRORS):
+        return True
+    return (isinstance(error, redis.exceptions.ResponseError)
+            and str(error).split(" ", 1)[0] in _DOWN_REPLIES)
+
+
+class Outage:
+    """Logs that the store is unavailable once when an outage begins (and again every
+    ``remind_every`` seconds while it lasts, if given), and once when ``up`` says it
+    ended; never at every failed retry. Thread-safe."""
+
+    def __init__(self, logger: logging.Logger, meanwhile: str, remind_every: float | None = None):
+        self.logger, self.meanwhile, self.remind_every = logger, meanwhile, remind_every
+        self.is_down, self._reported, self._lock = False, 0.0, threading.Lock()
+
+    def down(self, error: object) -> None:
+        now = time.monotonic()
+        with self._lock:
+            report = not self.is_down or (
+                self.remind_every is not None and now - self._reported >= self.remind_every)
+            self.is_down = True
+            if report:
+                self._reported = now
+        if report:
+            self.logger.error("the event store is unavailable (%s); %s", error, self.meanwhile)
+
+    def up(self) -> None:
+        if not self.is_down:  # the usual case, without the lock
+            return
+        with self._lock:
+            ended, self.is_down = self.is_down, False
+        if ended:
+            self.logger.warning("the event store answers again")
+
+
+def connect(url: str) -> redis.Redis:
+    """A client of the Redis at ``url`` that fails fast when Redis is down or hung: short
+    socket timeouts and one immediate retry (on a fresh connection, after a restart)."""
+    return redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
+                                socket_timeout=READ_TIMEOUT, retry=Retry(NoBackoff(), 1))
 
 
 class _ThreadWorker(SimpleWorker):
@@ -50,12 +114,13 @@ class Backend:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sweep_error: str | None = None
+        self._sweep_outage = Outage(log, "the sweeper tries again every second")
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Backend":
         config = config or Config()
         if config.redis_url:
-            return cls(config, redis.Redis.from_url(config.redis_url), embedded=False)
+            return cls(config, connect(config.redis_url), embedded=False)
         server = fakeredis.FakeServer()
         return cls(config, fakeredis.FakeRedis(server=server), embedded=True)
 
@@ -66,14 +131,19 @@ class Backend:
             return False
 
     def sweep(self) -> None:
-        """Call ``service.jobs.enqueue_owed_jobs``; log a new failure, never raise."""
+        """Call ``service.jobs.enqueue_owed_jobs``; log a new failure (an outage of the
+        store once), never raise."""
         try:
             importlib.import_module("service.jobs").enqueue_owed_jobs(self)
-            self._sweep_error = None
         except Exception as exc:
-            if repr(exc) != self._sweep_error:
+            if store_unavailable(exc):
+                self._sweep_outage.down(exc)
+            elif repr(exc) != self._sweep_error:
                 log.exception("enqueue_owed_jobs failed (logged once until it changes)")
-            self._sweep_error = repr(exc)
+                self._sweep_error = repr(exc)
+            return
+        self._sweep_outage.up()
+        self._sweep_error = None
 
     def run_jobs(self) -> bool:
         """Run every queued job in the calling thread; True if any ran."""

@@ -23,6 +23,7 @@ class Config:
     owed_job_after: float = 10.0  # CARDROOM_OWED_JOB_AFTER, seconds
     secret_key: str | None = None  # CARDROOM_SECRET_KEY, hex; see service.keys
     signing_key: str | None = None  # CARDROOM_SIGNING_KEY, hex; see service.keys
+    max_body_bytes: int = 65536  # CARDROOM_MAX_BODY_BYTES; a larger request body gets 413
 
     @property
     def embedded(self) -> bool:
@@ -45,6 +46,9 @@ class Config:
             ),
             secret_key=_key(environ, "CARDROOM_SECRET_KEY"),
             signing_key=_key(environ, "CARDROOM_SIGNING_KEY"),
+            max_body_bytes=_number(
+                environ, "CARDROOM_MAX_BODY_BYTES", int, default.max_body_bytes
+            ),
         )
 
 

@@ -2,44 +2,133 @@
 
 The write that brings a hand to its showdown also records, atomically, that a
 showdown job is owed; the job's own write clears the marker. A marker older
-than ``Config.owed_job_after`` means the job was lost (a worker died, the
-enqueue never happened) and the sweeper enqueues it again. Settling is
-conditional on the hand's version, so running a job twice settles once.
+than ``Config.owed_job_after`` may mean the job was lost (a worker died, the
+enqueue never happened) and the sweeper enqueues it again, unless RQ still has
+it queued or a live worker is running it. Settling is conditional on the hand's
+version, so running a job twice settles once.
+
+The sweep costs O(owed jobs), not O(tables): it reads only the tables in the
+``cardroom:owed-tables`` index (``service.store``) whose entry is older than
+``owed_job_after``, by Redis TIME. For each it reads the table's owed set:
+owing nothing, the entry is removed (``EventStore.forget_owed_tables`` explains
+why an append in flight keeps its entry); owing, the entry is moved forward to
+when the table is next due. A stale marker whose job is lost is claimed
+(``EventStore.claim_owed_job``: re-scored with Redis TIME, so one sweeper wins
+and the job is not due again for ``owed_job_after``), then enqueued.
+
+A job is lost when RQ has no job by its id; or has it ``queued`` while it is in
+neither the queue nor the queue's intermediate list (RQ moves a job there when a
+worker takes it); or ``started`` by a worker that is not alive; or finished,
+failed, stopped or canceled while the hand still owes it. ``deferred`` and
+``scheduled`` jobs are waiting, not lost. RQ cannot tell a dead worker from a
+busy one soon enough: a ``SimpleWorker`` sends no heartbeat while it runs a job
+and its StartedJobRegistry entry lasts the job timeout plus 60 s (240 s). So each
+``cardroom worker``'s sweeper thread, which runs beside its jobs, keeps the key
+``cardroom:worker:<rq worker name>:alive`` (TTL ``WORKER_ALIVE_TTL``, a Redis
+TTL: no host clock) alive on every sweep; once a worker dies the key expires and
+its started job is lost. A job started by a worker that has no such key (RQ's
+own ``rq worker``) counts as lost after ``owed_job_after``: it runs again and
+settles nothing.
 """
 
 from __future__ import annotations
 
-import os
-import time
-
 from rq import Queue, get_current_job
+from rq.job import Job, JobStatus
 
+from service import testhooks
 from service.config import Config
 from service.room import SHOWDOWN_JOB, Cardroom
 from service.store import EventStore
 
+WORKER_ALIVE_TTL = 10  # seconds; every sweep (about once a second) renews it
+SWEEP_BATCH = 1000  # index entries read per round trip
+_WAITING = {JobStatus.DEFERRED.value, JobStatus.SCHEDULED.value}
+
 
 def settle_showdown(table_id: str, hand_no: int) -> bool:
     connection = get_current_job().connection
-    # Fault injection for the crash tests: hold the job here so a test can kill the worker.
-    time.sleep(float(os.environ.get("CARDROOM_SHOWDOWN_PAUSE", "0")))
+    testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
     keys = Config.from_env().keys()
     return Cardroom(EventStore(connection, keys), keys, None).settle_showdown(table_id, hand_no)
 
 
+def showdown_job_id(table_id: str, hand_no: int) -> str:
+    return f"showdown-{table_id}-{hand_no}"
+
+
 def enqueue_showdown(queue: Queue, table_id: str, hand_no: int) -> None:
     queue.enqueue(settle_showdown, table_id, hand_no,
-                  job_id=f"showdown-{table_id}-{hand_no}", result_ttl=3600)
+                  job_id=showdown_job_id(table_id, hand_no), result_ttl=3600)
+
+
+def worker_alive_key(worker_name: str) -> str:
+    return f"cardroom:worker:{worker_name}:alive"
+
+
+def mark_worker_alive(connection, worker_name: str) -> None:
+    connection.set(worker_alive_key(worker_name), "1", ex=WORKER_ALIVE_TTL)
 
 
 def enqueue_owed_jobs(backend) -> int:
-    """Re-enqueue every showdown owed for longer than ``owed_job_after``; how many."""
-    store = EventStore(backend.redis)
-    count = 0
-    for table_id in store.table_ids():
-        for job in store.owed_jobs(table_id, backend.config.owed_job_after):
-            name, _, hand_no = job.partition(":")
-            if name == SHOWDOWN_JOB:
-                enqueue_showdown(backend.queue, table_id, int(hand_no))
-                count += 1
-    return count
+    """Enqueue every showdown owed for longer than ``owed_job_after`` whose job is lost;
+    how many. First marks ``backend.worker_name`` (set by ``cardroom worker``) alive."""
+    redis, queue = backend.redis, backend.queue
+    worker_name = getattr(backend, "worker_name", None)
+    if worker_name:
+        mark_worker_alive(redis, worker_name)
+    store = EventStore(redis)
+    now = store.redis_time()
+    cutoff = now - backend.config.owed_job_after
+    lost = _LostJobs(redis, queue)
+    count, seen = 0, set()
+    while True:
+        batch = store.owed_tables(cutoff, SWEEP_BATCH)
+        tables = [t for t in batch if t not in seen]
+        seen.update(tables)
+        owed = store.owed_markers(tables) if tables else {}
+        store.forget_owed_tables([t for t, markers in owed.items() if not markers], cutoff)
+        for table_id, markers in owed.items():
+            if not markers:
+                continue
+            due = now  # look again once owed_job_after has passed, or a fresh marker is due
+            for job, since in markers:
+                name, _, hand_no = job.partition(":")
+                if since > cutoff:
+                    due = min(due, since)
+                elif (name == SHOWDOWN_JOB and lost(showdown_job_id(table_id, int(hand_no)))
+                      and store.claim_owed_job(table_id, job, cutoff)):
+                    enqueue_showdown(queue, table_id, int(hand_no))
+                    count += 1
+            store.keep_owed_table(table_id, due)
+        if len(batch) < SWEEP_BATCH or not tables:
+            return count
+
+
+class _LostJobs:
+    """``lost(job_id)``: see the module's docstring. Reads the queue at most once."""
+
+    def __init__(self, redis, queue: Queue):
+        self.redis, self.queue = redis, queue
+        self._in_queue: set[str] | None = None
+
+    def __call__(self, job_id: str) -> bool:
+        status, worker = (_text(v) for v in self.redis.hmget(
+            Job.key_for(job_id), ["status", "worker_name"]))
+        if status == JobStatus.QUEUED.value:
+            return job_id not in self._queued()
+        if status == JobStatus.STARTED.value:
+            return not (worker and self.redis.exists(worker_alive_key(worker)))
+        return status not in _WAITING
+
+    def _queued(self) -> set[str]:
+        if self._in_queue is None:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.lrange(self.queue.key, 0, -1)
+            pipe.lrange(self.queue.intermediate_queue_key, 0, -1)
+            self._in_queue = {_text(i) for ids in pipe.execute() for i in ids}
+        return self._in_queue
+
+
+def _text(value: bytes | str | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value

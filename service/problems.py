@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from flask import Flask, jsonify
 from marshmallow import ValidationError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from domain.errors import DomainError
+from service.backend import Outage, store_unavailable
 from service.room import NotFound, StaleVersion
 
 # Domain refusals are 422 unless they are about who may act or about timing.
 DOMAIN_STATUS = {"not_your_turn": 403, "not_in_hand": 403, "hand_in_progress": 409,
                  "hand_not_ended": 409,
                  "table_full": 409, "busy": 409, "table_exists": 409}
+STORE_RETRY_AFTER = 5  # seconds, the Retry-After of a 503 store_unavailable
+
+
+class StoreUnavailable(Exception):
+    """The event store cannot be used right now (raised where a route checks it itself)."""
 
 
 class ApiError(Exception):
@@ -31,6 +37,8 @@ def problem(status: int, code: str, detail: str, **extra):
 
 
 def register(app: Flask) -> None:
+    outage = Outage(app.logger, "answering 503 store_unavailable", remind_every=60.0)
+
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return problem(error.status, error.code, error.detail, **error.extra)
@@ -53,12 +61,30 @@ def register(app: Flask) -> None:
         return problem(422, "invalid_request", "the request body is not valid",
                        errors=error.messages)
 
+    @app.errorhandler(RequestEntityTooLarge)
+    def too_large(error: RequestEntityTooLarge):
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        return problem(413, "payload_too_large", f"the request body is larger than {limit} bytes",
+                       max_body_bytes=limit)
+
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
         code = (error.name or "error").lower().replace(" ", "_")
         return problem(error.code or 500, code, error.description or error.name)
 
+    @app.errorhandler(StoreUnavailable)
+    def store_down(error: Exception):
+        """503 with Retry-After: Redis is down, unreachable, loading, busy or read-only.
+        Logged when it begins and once a minute while it lasts, not at every request."""
+        outage.down(error)
+        response = problem(503, "store_unavailable",
+                           "the event store is unavailable; try again shortly")
+        response.headers["Retry-After"] = str(STORE_RETRY_AFTER)
+        return response
+
     @app.errorhandler(Exception)
     def unexpected(error: Exception):
+        if store_unavailable(error):
+            return store_down(error)
         app.logger.exception("unhandled error")
         return problem(500, "internal_error", "an unexpected error occurred")

@@ -234,7 +234,6 @@ class Cardroom:
             game=game, options=options, max_seats=seats,
             admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
             next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
-        self.store.register_table(table_id)
         self.store.append([StreamWrite(table_stream(table_id), 0, sealed(events))],
                           actor="anonymous")
         return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,

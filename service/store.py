@@ -10,7 +10,9 @@ script may touch all of them, also on Redis Cluster):
                                         fingerprint and a small answer (never a secret);
                                         sha256 hex of ``scope + "\\0" + key``
     t:{<table_id>}:owed                 sorted set: job name -> Redis TIME it became owed
-    cardroom:tables                     set of table ids (global, outside any table)
+                                        (or was last re-enqueued by the sweeper)
+    cardroom:owed-tables                sorted set: table id -> Redis TIME; the tables that
+                                        may owe a job (global: never written by the script)
 
 A stream entry has the explicit ID ``0-<version>`` and flat fields ``type``, ``data``
 (canonical JSON), ``version``, ``event_id``, ``occurred_at``, ``actor``,
@@ -26,6 +28,14 @@ generated ID equal the expected version and that its last entry's hash equals th
 written nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
 other keys given (a receipt); (5) clears / sets the owed-job marker.  Nothing is
 written before all checks pass.
+
+The owed marker is the truth; ``cardroom:owed-tables`` is only an index that lets the
+sweeper (``service.jobs.enqueue_owed_jobs``) find the tables that may owe a job
+without walking every table. It lives outside any table's hash slot, so the script
+cannot write it: ``append`` writes it just before the script runs (a crash after the
+script still leaves the table indexed) and again just after it succeeded (an entry
+the sweeper removed meanwhile is back). See ``EventStore.forget_owed_tables`` for why
+the sweeper never loses an entry that an append in flight still needs.
 """
 from __future__ import annotations
 
@@ -39,7 +49,7 @@ from uuid import uuid4
 
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
 
-TABLES_KEY = "cardroom:tables"
+OWED_TABLES_KEY = "cardroom:owed-tables"
 IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 _TAG = re.compile(r"^t:\{([^{}]+)\}:")
 
@@ -197,6 +207,35 @@ return {'ok'}
 """
 
 
+# One key each (the global index, or one table's owed set): safe on Redis Cluster.
+# KEYS: owed-tables index; ARGV: table id.  Scores the table with Redis TIME.
+_INDEX_OWED_LUA = """
+local now = redis.call('TIME')
+redis.call('ZADD', KEYS[1], now[1] + now[2] / 1000000, ARGV[1])
+return 1
+"""
+
+# KEYS: owed-tables index; ARGV: table id, cutoff.  Removes the entry only if it is
+# still at most ``cutoff`` (an append that re-indexed the table since keeps it).
+_FORGET_OWED_TABLE_LUA = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) <= tonumber(ARGV[2]) then
+  return redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return 0
+"""
+
+# KEYS: a table's owed set; ARGV: job name, cutoff.  If the job is still owed and its
+# marker is at most ``cutoff``, re-scores it with Redis TIME and returns 1 (claimed).
+_CLAIM_OWED_JOB_LUA = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+local now = redis.call('TIME')
+redis.call('ZADD', KEYS[1], 'XX', now[1] + now[2] / 1000000, ARGV[1])
+return 1
+"""
+
+
 def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -207,6 +246,9 @@ class EventStore:
                  new_id: Callable[[], str] = lambda: uuid4().hex):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self._append_script = redis.register_script(_APPEND_LUA)
+        self._index_owed_script = redis.register_script(_INDEX_OWED_LUA)
+        self._forget_owed_table_script = redis.register_script(_FORGET_OWED_TABLE_LUA)
+        self._claim_owed_job_script = redis.register_script(_CLAIM_OWED_JOB_LUA)
 
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
         return [self._envelope(stream, fields)
@@ -270,8 +312,12 @@ class EventStore:
         args = ["1" if idempotency else "0", canonical_json(record), str(IDEMPOTENCY_TTL_SECONDS),
                 owe_job[1] if owe_job else "", settle_job[1] if settle_job else "",
                 GENESIS_HASH, str(len(writes)), *stream_args, *extra.values()]
+        if owe_job:
+            self.index_owed_table(table)  # before: a crash after the script stays indexed
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
+        if owe_job and status == "ok":
+            self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
         if status == "duplicate":
             raise DuplicateCommand(json.loads(_s(result[1])))
         if status == "conflict":
@@ -296,11 +342,64 @@ class EventStore:
         cutoff = seconds + micros / 1e6 - older_than_seconds
         return [_s(name) for name in self.redis.zrangebyscore(owed_key(table_id), "-inf", cutoff)]
 
-    def register_table(self, table_id: str) -> None:
-        self.redis.sadd(TABLES_KEY, str(table_id))
+    def redis_time(self) -> float:
+        """The Redis server's clock, in seconds (every owed-job time is on this clock)."""
+        seconds, micros = self.redis.time()
+        return seconds + micros / 1e6
 
-    def table_ids(self) -> list[str]:
-        return sorted(_s(t) for t in self.redis.smembers(TABLES_KEY))
+    def index_owed_table(self, table_id: str) -> None:
+        """Put the table in ``cardroom:owed-tables`` at the current Redis TIME."""
+        _tag(table_id)  # a valid table id
+        self._index_owed_script(keys=[OWED_TABLES_KEY], args=[str(table_id)])
+
+    def owed_tables(self, cutoff: float, limit: int) -> list[str]:
+        """Up to ``limit`` indexed tables whose entry is at most ``cutoff``, oldest first."""
+        return [_s(t) for t in self.redis.zrangebyscore(OWED_TABLES_KEY, "-inf", repr(cutoff),
+                                                        start=0, num=limit)]
+
+    def owed_markers(self, table_ids: list[str]) -> dict[str, list[tuple[str, float]]]:
+        """Every owed job of each table with its score (one round trip)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for table_id in table_ids:
+            pipe.zrange(owed_key(table_id), 0, -1, withscores=True)
+        return {table_id: [(_s(name), float(score)) for name, score in markers]
+                for table_id, markers in zip(table_ids, pipe.execute())}
+
+    def forget_owed_tables(self, table_ids: list[str], cutoff: float) -> int:
+        """Remove each table's index entry if it is still at most ``cutoff``; the caller has
+        just seen these tables owe nothing. How many were removed (one round trip).
+
+        Why no owed marker is left unindexed: an append that owes a job indexes the table
+        (score = Redis TIME) BEFORE its script writes the marker, and again AFTER. The
+        sweeper reads the owed set, then removes the entry only if its score is still
+        at most ``cutoff`` (= Redis TIME minus the grace, ``owed_job_after``), in one
+        script on the index key. So an append whose first index write came after the
+        cutoff keeps its entry: the removal sees the newer score and does nothing. An
+        append whose first write is older than the grace (its script still in flight
+        that long) may lose that entry, but its second write, after the script, puts
+        it back. Only a process that stalls for longer than the grace between its
+        first index write and its script AND then dies between the script and its
+        second index write leaves a marker unindexed. A crash between the first write
+        and the script leaves an entry for a table that owes nothing, which this removes.
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        for table_id in table_ids:
+            self._forget_owed_table_script(keys=[OWED_TABLES_KEY],
+                                           args=[str(table_id), repr(cutoff)], client=pipe)
+        return sum(pipe.execute()) if table_ids else 0
+
+    def keep_owed_table(self, table_id: str, due: float) -> None:
+        """Move the table's index entry forward to ``due`` (never back): the sweeper looks
+        at it again once ``due`` is older than ``owed_job_after``."""
+        self.redis.zadd(OWED_TABLES_KEY, {str(table_id): due}, gt=True)
+
+    def claim_owed_job(self, table_id: str, job: str, cutoff: float) -> bool:
+        """True if ``job`` is still owed with a marker at most ``cutoff``; then its marker is
+        re-scored with Redis TIME, so of racing sweepers one claims it, and it is not due
+        again before ``owed_job_after`` has passed once more."""
+        return bool(self._claim_owed_job_script(keys=[owed_key(table_id)],
+                                                args=[job, repr(cutoff)]))
+
 
     def _stream_fields(self, stream: str, env: Envelope) -> list[str]:
         pairs = [(name, canonical_json(value) if name == "data" else str(value))

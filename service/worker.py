@@ -1,52 +1,168 @@
-"""``cardroom worker``: a real RQ worker process on ``REDIS_URL``.
+"""``cardroom worker``: a real RQ worker process on ``REDIS_URL`` that outlives Redis outages.
 
 It listens on the cardroom queue in the main thread and runs each job in
 process (``SimpleWorker``: no fork, so SIGKILL leaves no orphaned job
 process behind). A daemon sweeper thread calls ``enqueue_owed_jobs`` about
-once a second. SIGTERM or SIGINT stops it after the current job (a second
-one stops it at once).
+once a second, which also keeps this worker marked alive (``backend.worker_name``;
+see ``service.jobs``), so that a job it is running is not taken for lost.
+SIGTERM or SIGINT stops it after the current job (a second one stops it at
+once), with exit status 0.
+
+When Redis goes away the worker waits for it. RQ retries its own wait for a
+job (here at most ``BACKOFF_MAX`` seconds apart), but quits on a Redis error
+anywhere else (while it takes, runs or records a job, cleans its registries,
+or starts); then ``run_worker`` waits, with exponential backoff, until Redis
+answers, and starts a new RQ worker on it. The sweeper keeps trying every
+second. Each outage is logged once when it begins and once when it ends, not
+at every retry.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 
 from rq import SimpleWorker
+from rq.exceptions import StopRequested
 
-from service.backend import SWEEP_INTERVAL, Backend
+from service import jobs
+from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
 from service.config import Config
+
+log = logging.getLogger("cardroom.worker")
+
+BACKOFF_FIRST = 0.5  # seconds before the first retry after RQ quit
+BACKOFF_MAX = 4.0  # seconds between retries, at most (RQ's own too)
+STEADY_RUN = 60.0  # seconds an RQ worker must have run for the backoff to start again
 
 
 class _Worker(SimpleWorker):
-    """Remembers whether a signal stopped it (else Redis was lost: exit 1)."""
+    """Remembers whether a signal stopped it, and tells ``outage`` when Redis answers."""
 
+    max_connection_wait_time = BACKOFF_MAX  # RQ's own retry of its dequeue: 1, 2, 4, 4 ... s
     stopped_by_signal = False
+    outage: Outage | None = None
 
     def request_stop(self, signum, frame):
         self.stopped_by_signal = True
         super().request_stop(signum, frame)
 
+    def heartbeat(self, timeout=None, pipeline=None):
+        super().heartbeat(timeout, pipeline)
+        if pipeline is None and self.outage is not None:  # it reached Redis just now
+            self.outage.up()
 
-def _sweep_forever(backend: Backend) -> None:
-    while True:
-        backend.sweep()
-        time.sleep(SWEEP_INTERVAL)
+
+class _OneLinePerOutage(logging.Filter):
+    """Drops RQ's lines about a lost Redis (one per retry: "could not connect to Redis
+    instance ... retrying", or a traceback as it quits) and reports the outage instead."""
+
+    def __init__(self, outage: Outage):
+        super().__init__()
+        self.outage = outage
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and store_unavailable(error):
+            self.outage.down(error)
+            return False
+        if "could not connect to Redis" in str(record.msg):
+            args = record.args if isinstance(record.args, tuple) else ()
+            self.outage.down(args[1] if len(args) > 1 else record.getMessage())
+            return False
+        return True
 
 
 def run_worker(config: Config) -> int:
-    """Work the queue until stopped; 0 after SIGTERM/SIGINT, 1 if RQ gave up."""
+    """Work the queue, through any outage of Redis, until SIGTERM/SIGINT; then 0."""
     if not config.redis_url:
         raise SystemExit(
             "cardroom worker needs REDIS_URL (e.g. redis://127.0.0.1:6379/0); "
             "without it, `cardroom serve` runs jobs in an embedded worker thread"
         )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    outage = Outage(log, "the worker waits for it and reconnects")
+    logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)
     threading.Thread(
         target=_sweep_forever, args=(backend,), name="cardroom-sweeper", daemon=True
     ).start()
-    worker = _Worker([backend.queue], connection=backend.redis)
-    worker.work(logging_level="INFO")
-    return 0 if worker.stopped_by_signal else 1
+    try:
+        _work(config, backend, outage)
+    except (_Stopped, StopRequested):  # a signal while no RQ worker was running
+        pass
+    return 0
+
+
+def _work(config: Config, backend: Backend, outage: Outage) -> None:
+    """Run RQ workers one after the other until a signal stops one (RQ raises its
+    connection's socket timeout above its BLPOP timeout, hence a connection of its own;
+    the sweeper keeps the one working marked alive)."""
+    connection = connect(config.redis_url)
+    delay = BACKOFF_FIRST
+    while True:
+        signal.signal(signal.SIGTERM, _stop)  # RQ installs its own while it works
+        signal.signal(signal.SIGINT, _stop)
+        began, worker = time.monotonic(), None
+        try:
+            worker = _Worker([config.queue_name], connection=connection)  # this talks to Redis
+            worker.outage = outage
+            backend.worker_name = worker.name  # each sweep marks it alive (service.jobs)
+            jobs.mark_worker_alive(connection, worker.name)  # alive before it takes a job
+            worker.work(logging_level="INFO")
+        except StopRequested:  # RQ's handler, signalled as its worker was done
+            raise
+        except Exception as error:  # RQ raised (its start and teardown talk to Redis)
+            if store_unavailable(error):
+                outage.down(error)
+            else:
+                log.exception("the RQ worker failed; starting another")
+        finally:
+            backend.worker_name = None  # its job, if it had one, is lost once the mark expires
+            _let_go(worker)
+        if worker is not None and worker.stopped_by_signal:
+            return
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        log.warning("no RQ worker is running; another starts once Redis answers")
+        if time.monotonic() - began > STEADY_RUN:
+            delay = BACKOFF_FIRST
+        delay = _wait_for_redis(connection, outage, delay)
+
+
+def _wait_for_redis(connection, outage: Outage, delay: float) -> float:
+    """Sleep ``delay``, doubling up to BACKOFF_MAX, until Redis answers; the next delay."""
+    while True:
+        time.sleep(delay)
+        delay = min(2 * delay, BACKOFF_MAX)
+        try:
+            connection.ping()
+        except Exception as error:  # not there yet, whatever it says
+            outage.down(error)
+            continue
+        outage.up()
+        return delay
+
+
+def _let_go(worker: _Worker | None) -> None:
+    """Stop the pubsub thread of an RQ worker whose teardown could not reach Redis."""
+    thread = getattr(worker, "pubsub_thread", None)
+    if thread is not None and thread.is_alive():
+        thread.stop()
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT while no RQ worker runs (a BaseException: no ``except Exception``
+    on the way out may take it for a failure and carry on)."""
+
+
+def _stop(signum, frame):
+    raise _Stopped()
+
+
+def _sweep_forever(backend: Backend) -> None:
+    while True:
+        backend.sweep()  # never raises; logs an outage of Redis once
+        time.sleep(SWEEP_INTERVAL)

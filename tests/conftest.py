@@ -1,8 +1,9 @@
 """Shared fixtures: backends (embedded and real Redis), a Flask client, workers.
 
-``redis_url`` finds a real Redis: ``REDIS_URL`` (default
-``redis://127.0.0.1:6379/15``) if it answers PING, else a throwaway
-``redis-server`` on a free loopback port; if neither, the tests that need it
+``redis_url`` is a Redis the tests own, which they flush at will: a throwaway
+``redis-server`` they start on a free loopback port when the binary exists, else
+``CARDROOM_TEST_REDIS_URL`` if it is set (a Redis given to the tests to flush);
+never ``REDIS_URL`` or a default address. With neither, the tests that need it
 are skipped, or fail when ``CI=true``. Every test that uses it (directly or
 through ``real_backend`` / ``worker_process``) is marked ``redis``
 automatically, so ``-m "not redis"`` deselects them.
@@ -15,7 +16,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,9 +23,7 @@ import redis
 
 from service.backend import Backend
 from service.config import Config
-from tests.processes import ROOT, free_port, stop_process, subprocess_env
-
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
+from tests.processes import ROOT, RedisServer, stop_process, subprocess_env
 
 
 def _answers(url: str) -> bool:
@@ -45,32 +43,24 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory):
-    url = os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL
-    if _answers(url):
+    binary = shutil.which("redis-server")
+    if binary is not None:
+        try:
+            server = RedisServer(binary, tmp_path_factory.mktemp("redis")).start()
+        except RuntimeError as exc:
+            pytest.fail(str(exc))
+        yield server.url
+        server.stop()
+        return
+    url = os.environ.get("CARDROOM_TEST_REDIS_URL")
+    if url and _answers(url):
         yield url
         return
-    binary = shutil.which("redis-server")
-    if binary is None:
-        reason = f"no Redis answers at {url} and no redis-server binary to start one"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason + " (CI=true: real-Redis tests must run)")
-        pytest.skip(reason)
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(workdir)],
-        stdout=open(workdir / "redis.log", "wb"), stderr=subprocess.STDOUT,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while not _answers(url):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            pytest.fail(f"redis-server did not start; see {workdir / 'redis.log'}")
-        time.sleep(0.05)
-    yield url
-    stop_process(proc)
+    reason = (f"CARDROOM_TEST_REDIS_URL={url} does not answer" if url else
+              "no redis-server binary to start one, and no CARDROOM_TEST_REDIS_URL")
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason + " (CI=true: real-Redis tests must run)")
+    pytest.skip(reason)
 
 
 @pytest.fixture

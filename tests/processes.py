@@ -1,4 +1,4 @@
-"""Helpers for tests that run ``cardroom`` as real processes."""
+"""Helpers for tests that run ``cardroom`` (and ``redis-server``) as real processes."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ import os
 import signal
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 # Settings that must not leak from the test run into a process unless a test asks for them.
-_PRIVATE = ("REDIS_URL", "CARDROOM_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER",
-            "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+_PRIVATE = ("REDIS_URL", "CARDROOM_TEST_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER",
+            "CARDROOM_MAX_BODY_BYTES", "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
 # The keys every test process shares (an API and its workers must agree on them).
 TEST_KEYS = {"CARDROOM_SECRET_KEY": "5e" * 32, "CARDROOM_SIGNING_KEY": "a1" * 32}
 
@@ -44,3 +45,48 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: flo
             proc.kill()
             proc.wait(timeout)
     return proc.returncode
+
+
+class RedisServer:
+    """A ``redis-server`` of the tests' own on a free loopback port, in ``workdir``.
+
+    ``stop()`` and ``start()`` again keep the port (and, with ``persistent=True``, the data:
+    append-only file fsynced at every write, so whatever Redis acknowledged survives)."""
+
+    def __init__(self, binary: str, workdir: Path, *, persistent: bool = False):
+        self.binary, self.workdir, self.persistent = binary, Path(workdir), persistent
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.workdir / "redis.log"
+
+    def start(self, timeout: float = 10.0) -> "RedisServer":
+        persistence = (["--appendonly", "yes", "--appendfsync", "always"] if self.persistent
+                       else ["--appendonly", "no"])
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 *persistence, "--dir", str(self.workdir)],
+                stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while not self.answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}; "
+                                   f"see {self.log_path}")
+            time.sleep(0.05)
+        return self
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """SIGTERM (Redis closes its clients and the append-only file), then wait."""
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None

@@ -271,13 +271,6 @@ def test_owed_job_markers_are_part_of_the_atomic_write_and_timed_by_redis(store,
     assert store.owed_jobs(T, -30) == ["showdown:2"] and store.version(s) == 2
 
 
-def test_table_registry(store):
-    assert store.table_ids() == []
-    for t in ("b", "a", "b"):
-        store.register_table(t)
-    assert store.table_ids() == ["a", "b"]
-
-
 batches = st.lists(
     st.lists(st.builds(NewEvent, st.sampled_from(["A", "B"]),
                        st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5), max_size=3)),

@@ -6,6 +6,7 @@ import hashlib
 
 from flask import current_app, request
 from marshmallow import Schema
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -14,6 +15,23 @@ from service.room import Cardroom, ClientKey
 
 def room() -> Cardroom:
     return current_app.extensions["cardroom"]
+
+
+def refuse_large_body() -> None:
+    """Before every route: a body over ``MAX_CONTENT_LENGTH`` (``Config.max_body_bytes``)
+    gets 413 before the route reads the store or parses it. A Content-Length over it is
+    refused unread. A chunked body is read here, at most one byte past the limit (Werkzeug
+    would cut it at the limit without a word), and kept for ``body()``."""
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if limit is None:
+        return
+    if request.content_length is not None:
+        if request.content_length > limit:
+            raise RequestEntityTooLarge()
+    elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        request.max_content_length = limit + 1
+        if len(request.get_data()) > limit:
+            raise RequestEntityTooLarge()
 
 
 def body(schema: Schema) -> dict:

@@ -10,7 +10,7 @@ from flask import Blueprint, Response
 
 from domain.fairness import ALGORITHMS
 from domain.poker.variants import VARIANTS
-from service.problems import problem
+from service.problems import StoreUnavailable
 from service.routes import room
 
 meta = Blueprint("meta", __name__)
@@ -20,8 +20,8 @@ meta = Blueprint("meta", __name__)
 def healthz():
     try:
         room().store.redis.ping()
-    except Exception as error:  # any failure of the store means "not healthy"
-        return problem(503, "store_unavailable", f"the event store does not answer: {error}")
+    except Exception as error:  # any failure of the store means "not healthy": 503
+        raise StoreUnavailable(error) from error
     return {"status": "ok"}
 
 

@@ -1,15 +1,13 @@
 """Fixtures for the integration tests: real ``cardroom serve`` processes, an isolated Redis DB.
 
-The tests use a Redis of their own (see ``integration_redis_url``: a private
-``redis-server`` when the binary exists), flushed before each test, so that other test
-runs (which flush the shared DB and run workers and sweepers on it) never touch our
-streams or take our jobs.
+The tests use a DB of their own (``integration_redis_url``) on the tests' own Redis,
+flushed before each test, so that the other tests (which flush their DB and run
+workers and sweepers on it) never touch our streams or take our jobs.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -80,38 +78,10 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def integration_redis_url(redis_url, tmp_path_factory):
-    """A Redis of our own: ``CARDROOM_INTEGRATION_REDIS_URL`` if set; else a private
-    ``redis-server`` on a free port when the binary exists (other test runs flush and
-    work the shared one); else DB ``CARDROOM_INTEGRATION_DB`` of ``redis_url``. Depends on
-    ``redis_url`` so these tests are marked ``redis`` and skipped without one."""
-    if os.environ.get("CARDROOM_INTEGRATION_REDIS_URL"):
-        yield os.environ["CARDROOM_INTEGRATION_REDIS_URL"]
-        return
-    binary = shutil.which("redis-server")
-    if binary is None:
-        yield urlunsplit(urlsplit(redis_url)._replace(path=f"/{INTEGRATION_DB}"))
-        return
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("integration-redis")
-    with open(workdir / "redis.log", "wb") as log:
-        proc = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(workdir)], stdout=log, stderr=subprocess.STDOUT)
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            if redis.Redis.from_url(url, socket_connect_timeout=1).ping():
-                break
-        except (redis.RedisError, OSError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            pytest.fail("private redis-server did not start\n" + log_tail(workdir / "redis.log"))
-        time.sleep(0.05)
-    yield url
-    stop_process(proc)
+def integration_redis_url(redis_url):
+    """DB ``CARDROOM_INTEGRATION_DB`` (default 14) of the tests' own Redis (``redis_url``),
+    apart from the DB the other tests flush and run workers on."""
+    return urlunsplit(urlsplit(redis_url)._replace(path=f"/{INTEGRATION_DB}"))
 
 
 @pytest.fixture

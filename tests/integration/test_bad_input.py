@@ -8,7 +8,10 @@ import redis
 
 from .client import Api, create_table
 
-DEEP = "[" * 100_000 + "]" * 100_000
+# Deeper than the JSON parser goes, yet under the 64 KiB body limit (60 000 bytes).
+DEEP = "[" * 30_000 + "]" * 30_000
+# One byte over the default body limit (Config.max_body_bytes, 64 KiB): valid JSON.
+OVERSIZED = b'{"game": "five-card-draw"' + b" " * (65536 - 25) + b"}"
 JSON = {"Content-Type": "application/json"}
 
 
@@ -77,6 +80,7 @@ CASES = [
     ("table-seats-bool", "POST", "/v1/tables", "none",
      {"game": "five-card-draw", "max_seats": True}, None, 422),
     ("table-deeply-nested-json", "POST", "/v1/tables", "none", DEEP.encode(), JSON, 400),
+    ("table-body-over-the-limit", "POST", "/v1/tables", "none", OVERSIZED, JSON, 413),
     # joining
     ("join-negative", "POST", T + "/players", "none", {"name": "x", "buy_in": -5}, None, 422),
     ("join-zero", "POST", T + "/players", "none", {"name": "x", "buy_in": 0}, None, 422),
@@ -139,6 +143,7 @@ CASES = [
     # actions
     ("act-not-json", "POST", A, "actor", b"check", JSON, 400),
     ("act-deeply-nested-json", "POST", A, "actor", DEEP.encode(), JSON, 400),
+    ("act-body-over-the-limit", "POST", A, "actor", OVERSIZED, JSON, 413),
     ("act-array", "POST", A, "actor", [ACT], None, 422),
     ("act-number", "POST", A, "actor", 7, None, 422),
     ("act-empty", "POST", A, "actor", {}, None, 422),

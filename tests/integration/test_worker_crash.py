@@ -1,6 +1,6 @@
 """A worker killed in the middle of a showdown job: the hand still ends, exactly once.
 
-The first worker runs with ``CARDROOM_SHOWDOWN_PAUSE=30`` (the job sleeps before it
+The first worker runs with ``CARDROOM_TEST_SHOWDOWN_PAUSE=30`` (the job sleeps before it
 writes) and is SIGKILLed once it has taken the job. A second worker with
 ``CARDROOM_OWED_JOB_AFTER=1`` must find the owed showdown (its sweeper re-enqueues it)
 and settle it; then running the job again appends nothing.
@@ -65,7 +65,7 @@ def bring_to_showdown(table, rng) -> int:
 
 def test_killed_worker_showdown_is_settled_once_by_another(api, store, redis_db, worker_process,
                                                            integration_redis_url):
-    slow = worker_process(integration_redis_url, count=1, CARDROOM_SHOWDOWN_PAUSE="30")
+    slow = worker_process(integration_redis_url, count=1, CARDROOM_TEST_SHOWDOWN_PAUSE="30")
     procs = list(slow)
     diagnostics = lambda: worker_logs(procs)  # noqa: E731
     table = create_table(api, 3, buy_in=1000)

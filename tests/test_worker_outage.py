@@ -1,0 +1,68 @@
+"""``cardroom worker`` without Redis: it waits (logging that once) instead of exiting,
+works once Redis is there, and a SIGTERM while it waits stops it with status 0.
+(Redis going away under a busy worker: tests/integration/test_redis_outage.py.)"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+
+import pytest
+import redis
+import rq
+
+from service.config import Config
+from tests.processes import RedisServer, free_port
+
+WAIT = 20.0  # bound on anything asynchronous; never asserted as a timing
+OUTAGE_LINE = "cardroom.worker the event store is unavailable"
+
+
+def set_key(key: str, value: str) -> str:
+    """A job: write ``key`` through the job's own connection."""
+    rq.get_current_job().connection.set(key, value)
+    return value
+
+
+def wait_for(predicate, what: str, proc) -> None:
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not {what} after {WAIT:.0f} s\n{proc.log_path.read_text()}")
+        time.sleep(0.05)
+
+
+def stopped(proc, sig=signal.SIGTERM) -> int:
+    proc.send_signal(sig)
+    return proc.wait(WAIT)
+
+
+def test_a_worker_waiting_for_redis_stops_on_sigterm_with_status_0(worker_process):
+    (proc,) = worker_process(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    wait_for(lambda: OUTAGE_LINE in proc.log_path.read_text() or proc.poll() is not None,
+             "waiting for Redis", proc)
+    assert proc.poll() is None, "the worker gave up:\n" + proc.log_path.read_text()
+    assert stopped(proc) == 0, proc.log_path.read_text()
+    assert proc.log_path.read_text().count(OUTAGE_LINE) == 1
+
+
+@pytest.mark.redis
+def test_a_worker_started_before_redis_works_once_redis_is_up(worker_process, tmp_path):
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("no redis-server binary")
+    server = RedisServer(binary, tmp_path)  # not started yet: its port is free
+    (proc,) = worker_process(server.url)
+    try:
+        wait_for(lambda: OUTAGE_LINE in proc.log_path.read_text() or proc.poll() is not None,
+                 "waiting for Redis", proc)
+        assert proc.poll() is None, "the worker gave up:\n" + proc.log_path.read_text()
+        server.start()
+        client = redis.Redis.from_url(server.url)
+        rq.Queue(Config().queue_name, connection=client).enqueue(set_key, "after", "yes")
+        wait_for(lambda: client.get("after") == b"yes", "the job run", proc)
+        assert "cardroom.worker the event store answers again" in proc.log_path.read_text()
+        assert stopped(proc) == 0, proc.log_path.read_text()
+    finally:
+        server.stop()
