@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -45,6 +46,18 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: flo
             proc.kill()
             proc.wait(timeout)
     return proc.returncode
+
+
+def redis_binary() -> str:
+    """The ``redis-server`` binary; without one the test is skipped (failed with CI=true)."""
+    import pytest
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no redis-server binary (CI=true: real-Redis tests must run)")
+        pytest.skip("no redis-server binary to start a Redis of the test's own")
+    return binary
 
 
 class RedisServer:

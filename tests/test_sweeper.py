@@ -9,10 +9,6 @@ the job and marks it started, and then never runs it.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import time
 
 import pytest
 import redis
@@ -25,38 +21,16 @@ from service.backend import Backend
 from service.config import Config
 from service.store import (OWED_TABLES_KEY, EventStore, NewEvent, StreamWrite, VersionConflict,
                            hand_stream, owed_key, table_stream)
-from tests.processes import free_port, stop_process
+from tests.processes import RedisServer, redis_binary
 
 pytestmark = pytest.mark.redis
 
 
 @pytest.fixture(scope="module")
 def private_redis_url(tmp_path_factory):
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("no redis-server binary (CI=true: real-Redis tests must run)")
-        pytest.skip("no redis-server binary to start a private Redis")
-    port = free_port()
-    workdir = tmp_path_factory.mktemp("sweeper-redis")
-    with open(workdir / "redis.log", "wb") as log:
-        proc = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(workdir)], stdout=log, stderr=subprocess.STDOUT)
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            if redis.Redis.from_url(url, socket_connect_timeout=1).ping():
-                break
-        except (redis.RedisError, OSError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            pytest.fail(f"private redis-server did not start; see {workdir / 'redis.log'}")
-        time.sleep(0.05)
-    yield url
-    stop_process(proc)
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("sweeper-redis")).start()
+    yield server.url
+    server.stop()
 
 
 @pytest.fixture

@@ -11,9 +11,7 @@ showdown. The worker logs the outage once, not at every retry.
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import time
 
 import pytest
@@ -22,7 +20,7 @@ from rq.job import Job, JobStatus
 
 from service.app import create_app
 from service.config import Config
-from tests.processes import RedisServer
+from tests.processes import RedisServer, redis_binary
 from tests.test_store_unavailable import BODIES, store_routes
 
 from .client import choose_action, create_table
@@ -35,14 +33,9 @@ RQ_RETRY_LINE = "could not connect to Redis instance"  # what RQ logs at every r
 
 @pytest.fixture
 def own_redis(tmp_path):
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("no redis-server binary (CI=true: real-Redis tests must run)")
-        pytest.skip("no redis-server binary to start, stop and restart")
     workdir = tmp_path / "redis"
     workdir.mkdir()
-    server = RedisServer(binary, workdir, persistent=True).start()
+    server = RedisServer(redis_binary(), workdir, persistent=True).start()
     yield server
     server.stop()
 
