@@ -22,15 +22,10 @@ from __future__ import annotations
 from functools import reduce
 
 from domain import table as table_rules
-from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
-from domain.events import (BetPlaced, CardsDrawn, Event, HandEnded, HandOpened, HandSettled,
-                           HandStarted, PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised,
-                           PotAwarded, ShowdownEvaluated)
-from domain.poker import engine
-
-_MOVES = {PlayerChecked: "check", PlayerCalled: "call", BetPlaced: "bet", PlayerRaised: "raise",
-          PlayerFolded: "fold", CardsDrawn: "draw"}
+from domain.events import (ChipsBought, Event, HandEnded, HandOpened, HandSettled, HandStarted,
+                           PotAwarded)
+from domain.games import game as game_of
 
 
 def audit_hand(hand_no: int, events: list[Event], table_events: list[Event],
@@ -84,9 +79,11 @@ def _table_start(hand_no, events, table_events) -> str | None:
     # (``before.next_seed_commitment`` was published with the table or the previous hand.)
     opened = table_rules.evolve(before, table_events[position])
     dealt = [s for s in before.seats if s.seat in opened.dealt_in]
+    opening = table_events[position]
     expected = {
-        "hand_no": hand_no, "button": table_events[position].button, "game": before.game,
-        "options": before.options, "seed_commitment": before.next_seed_commitment,
+        "hand_no": hand_no, "button": opening.button, "game": opening.game,
+        "options": table_rules.hand_options(before, opening.game),
+        "seed_commitment": before.next_seed_commitment,
         "seats": [{"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
                   for s in dealt],
         "client_seeds": {str(s.seat): s.client_seed for s in dealt},
@@ -109,40 +106,28 @@ def _table_settlement(hand_no, events, table_events) -> str | None:
 def _replay_legality(events, server_seed) -> str | None:
     """Re-decide every move from the state before it; the outcome must be the stored events."""
     started = events[0]
-    state = engine.initial_state({"game": started.game, "options": started.options})
+    game = game_of(started.game)
+    state = game.initial_state(started.options)
     position = 0
     while position < len(events):
-        command = _command_for(events[position], server_seed)
+        command = game.replay_command(events[position], server_seed)
         if command is None:
             return f"event {position + 1} ({events[position].type}) records no move"
-        decided = engine.decide(state, command)
+        decided = game.decide(state, command)
         if list(events[position:position + len(decided)]) != decided:
             return f"event {position + 1} ({events[position].type}) is not what the rules decide"
-        state = reduce(engine.evolve, decided, state)
+        state = reduce(game.evolve, decided, state)
         position += len(decided)
     return None
-
-
-def _command_for(event: Event, server_seed: str):
-    if isinstance(event, HandStarted):
-        return StartHand(hand_no=event.hand_no, button=event.button, seats=event.seats,
-                         server_seed=server_seed, client_seeds=event.client_seeds)
-    if isinstance(event, ShowdownEvaluated):
-        return Showdown()
-    move = _MOVES.get(type(event))
-    if move is None:
-        return None
-    amount = getattr(event, "to", None) if move in ("bet", "raise") else None
-    return Act(seat=event.seat, type=move, amount=amount,
-               cards=event.discarded if isinstance(event, CardsDrawn) else ())
 
 
 def _chip_conservation(events) -> str | None:
     started, ended = events[0], _ended(events)
     before = sum(s["stack"] for s in started.seats)
+    bought = sum(e.amount for e in events if isinstance(e, ChipsBought))
     after = sum(ended.stacks.values())
-    if before != after:
-        return f"stacks held {before} before the hand and {after} after"
+    if before + bought != after:
+        return f"stacks held {before} before the hand, {bought} were added, and {after} after"
     if sum(ended.net.values()) != 0:
         return "the net changes do not sum to zero"
     awarded = sum(e.amount for e in events if isinstance(e, PotAwarded))

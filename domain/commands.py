@@ -46,6 +46,7 @@ class LeaveTable:
 @dataclass(frozen=True)
 class OpenHand:
     next_seed_commitment: str  # of the hand after the one opened
+    game: str | None = None  # dealer's choice; None: the table's game
 
 
 @dataclass(frozen=True)

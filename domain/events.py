@@ -8,7 +8,7 @@ Seats are numbered from 1; amounts are integer points.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -61,6 +61,7 @@ class TableCreated(Event):
     admin_token_hash: str
     auditor_token_hash: str
     next_seed_commitment: str
+    requested: dict = field(default_factory=dict)  # the options as the client gave them
 
 
 @dataclass(frozen=True)
@@ -95,12 +96,15 @@ class PlayerLeft(Event):
 
 @dataclass(frozen=True)
 class HandOpened(Event):
-    """A hand begins at the table; ``next_seed_commitment`` publishes the commitment of the
-    hand after it, so it is fixed before anyone's client seed for that hand is."""
+    """A hand begins at the table: ``dealt_in`` are its seats and ``game`` its game (the
+    table's, or the dealer's choice); ``next_seed_commitment`` publishes the commitment of
+    the hand after it, so it is fixed before anyone's client seed for that hand is."""
 
     hand_no: int
     button: int
     next_seed_commitment: str
+    dealt_in: tuple = ()
+    game: str = ""
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,15 @@ class AntePosted(Event):
 
 
 @dataclass(frozen=True)
+class BlindPosted(Event):
+    """A blind: ``blind`` is small or big; it counts as the seat's bet in the first round."""
+
+    seat: int
+    amount: int
+    blind: str
+
+
+@dataclass(frozen=True)
 class CardsDealt(Event):
     seat: int
     cards: tuple
@@ -145,12 +158,33 @@ class CardsDealt(Event):
 
 
 @dataclass(frozen=True)
+class BoardDealt(Event):
+    """Community cards, face up in the middle."""
+
+    cards: tuple
+
+
+@dataclass(frozen=True)
+class StubReshuffled(Event):
+    """The stub ran short: it was reshuffled with the discards and folded hands (001,
+    "Running out of cards"); ``cards`` is the new stub, top first (hidden)."""
+
+    cards: tuple
+
+
+@dataclass(frozen=True)
 class StreetStarted(Event):
-    """The hand moves to a street of its variant: ``kind`` is bet, draw or showdown."""
+    """The hand moves to a street of its variant: ``kind`` is deal, bet, draw or showdown."""
 
     street: int
     kind: str
-    to_act: int | None
+
+
+@dataclass(frozen=True)
+class ActionOn(Event):
+    """The hand now waits for these seats' decisions (one seat in most games)."""
+
+    seats: tuple
 
 
 @dataclass(frozen=True)
@@ -160,7 +194,27 @@ class PlayerChecked(Event):
 
 @dataclass(frozen=True)
 class BetPlaced(Event):
-    """``to`` is the seat's bet in this round after the action; ``added`` what left the stack."""
+    """``to`` is the seat's bet in this round after the action; ``added`` what left the stack;
+    ``full`` whether it was a full bet (an all-in for less is not, and reopens nothing)."""
+
+    seat: int
+    to: int
+    added: int
+    full: bool = True
+
+
+@dataclass(frozen=True)
+class BringInPosted(Event):
+    """Stud: the seat the cards name opens with the bring-in, less than a full bet."""
+
+    seat: int
+    to: int
+    added: int
+
+
+@dataclass(frozen=True)
+class BetCompleted(Event):
+    """Stud: a bring-in completed to a full bet (the round's opening bet, not a raise)."""
 
     seat: int
     to: int
@@ -179,6 +233,15 @@ class PlayerRaised(Event):
     seat: int
     to: int
     added: int
+    full: bool = True
+
+
+@dataclass(frozen=True)
+class ChipsBought(Event):
+    """000, "all bets must be covered": a player short of a call adds chips during the hand."""
+
+    seat: int
+    amount: int
 
 
 @dataclass(frozen=True)
@@ -194,6 +257,14 @@ class CardsDrawn(Event):
 
 
 @dataclass(frozen=True)
+class BetReturned(Event):
+    """The part of a bet nobody called goes back to its seat before the showdown."""
+
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True)
 class BettingRoundClosed(Event):
     street: int
     pot: int
@@ -201,14 +272,17 @@ class BettingRoundClosed(Event):
 
 @dataclass(frozen=True)
 class ShowdownEvaluated(Event):
-    """Every hand shown, in showdown order: {"seat", "cards", "category", "description", "best"}."""
+    """Every hand shown, in showdown order: {"seat", "cards", "category", "description", "best"}
+    for its high hand, and "low" ({"category", "description", "best"}, or None) where the game
+    has a low half. Hands that win nothing are left out when the table mucks losers."""
 
     hands: tuple
 
 
 @dataclass(frozen=True)
 class PotAwarded(Event):
-    """One pot: ``shares`` maps seat (as str) to what it won; ``reason`` is showdown or uncontested."""
+    """One pot: ``shares`` maps seat (as str) to what it won; ``reason`` is showdown or
+    uncontested. In a high-low game ``halves`` says who won each half."""
 
     pot: int
     amount: int
@@ -216,6 +290,7 @@ class PotAwarded(Event):
     winners: tuple
     shares: dict
     reason: str
+    halves: dict | None = None  # {"high": [seats], "low": [seats]}
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,18 @@
 """Table options: named rule choices with types, allowed values and defaults.
 
 The same choice has the same name in every game (``ante``, ``max_raises``,
-``all_in``, ``odd_chip`` ...); see shared/API.md, "Table options".
+``all_in``, ``odd_chip`` ...). An option may be an *option set*: each of its
+values brings defaults for other options (``rules: casino`` brings blinds and
+fixed limits to Five Card Draw); an option the client sets explicitly wins over
+the set. A default may also be derived from options resolved before it (the
+small blind is half the big blind unless set). Options resolve in the order a
+game lists them, so a set must come before the options it fills in.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.errors import DomainError
@@ -15,13 +21,16 @@ from domain.errors import DomainError
 @dataclass(frozen=True)
 class Option:
     name: str
-    type: str  # "integer" or "string"
+    type: str  # "integer", "string" or "boolean"
     default: Any
     description: str
     allowed: tuple | None = None  # the only values allowed, for a string option
     minimum: int | None = None
     maximum: int | None = None
     nullable: bool = False  # null allowed (e.g. max_raises: no cap)
+    sets: dict = field(default_factory=dict)  # value -> {other option: default it brings}
+    derive: Callable[[dict], Any] | None = None  # default from the options resolved before
+    derived_from: str = ""  # how ``derive`` works, for the catalog
 
     def to_dict(self) -> dict[str, Any]:
         described = {"name": self.name, "type": self.type, "default": self.default,
@@ -29,6 +38,11 @@ class Option:
         for key in ("allowed", "minimum", "maximum"):
             if getattr(self, key) is not None:
                 described[key] = list(self.allowed) if key == "allowed" else getattr(self, key)
+        if self.sets:
+            described["sets"] = {value: dict(defaults) for value, defaults in self.sets.items()}
+        if self.derive:
+            described["default"] = None
+            described["derived_default"] = self.derived_from
         return described
 
     def check(self, value: Any) -> Any:
@@ -41,6 +55,9 @@ class Option:
                 raise _invalid(self, f"must be at least {self.minimum}")
             if self.maximum is not None and value > self.maximum:
                 raise _invalid(self, f"must be at most {self.maximum}")
+        elif self.type == "boolean":
+            if not isinstance(value, bool):
+                raise _invalid(self, f"must be true or false, not {value!r}")
         elif not isinstance(value, str):
             raise _invalid(self, f"must be a string, not {value!r}")
         if self.allowed is not None and value not in self.allowed:
@@ -48,22 +65,36 @@ class Option:
         return value
 
 
-REVEAL = Option(
-    "reveal", "string", "auditor", "who gets the seed and every card once a hand has ended: "
-    "auditor (casino practice: a mucked hand stays private; players keep what they saw and the "
-    "hands shown) or everyone (home games)", allowed=("auditor", "everyone"))
-
-
 def resolve_options(options: tuple[Option, ...], given: dict[str, Any]) -> dict[str, Any]:
-    """The full option set of a table: ``given`` checked, defaults filled in."""
+    """The full option set of a table: ``given`` checked; option sets, derived defaults and
+    plain defaults fill in the rest, in that order of precedence."""
     known = {o.name: o for o in options}
     unknown = sorted(set(given) - set(known))
     if unknown:
         raise DomainError("unknown_option", f"unknown option(s): {', '.join(unknown)}; "
                           f"this game knows {', '.join(sorted(known))}")
-    return {name: option.check(given[name]) if name in given else option.default
-            for name, option in known.items()}
+    resolved: dict[str, Any] = {}
+    implied: dict[str, Any] = {}
+    for option in options:
+        if option.name in given:
+            value = option.check(given[option.name])
+        elif option.name in implied:
+            value = implied[option.name]
+        elif option.derive is not None:
+            value = option.derive(resolved)
+        else:
+            value = option.default
+        resolved[option.name] = value
+        for name, default in option.sets.get(value, {}).items():
+            implied.setdefault(name, default)
+    return resolved
 
 
 def _invalid(option: Option, why: str) -> DomainError:
     return DomainError("invalid_option", f"option {option.name} {why}")
+
+
+REVEAL = Option(
+    "reveal", "string", "auditor", "who gets the seed and every card once a hand has ended: "
+    "auditor (casino practice: a mucked hand stays private; players keep what they saw and the "
+    "hands shown) or everyone (home games)", allowed=("auditor", "everyone"))

@@ -9,7 +9,13 @@ Choices where the rule books are silent or differ:
   dealer by dealing to the first jack; a fixed rule keeps replays exact). After
   each hand it moves to the next seat to the left (higher number, wrapping)
   among the players dealt into the next hand.
-* A player is dealt in when their stack covers the ante (and is not empty).
+* A player is dealt in when their stack covers the ante (and is not empty);
+  the hand's game and the seats dealt in are decided here and recorded in
+  ``HandOpened``.
+* Dealer's choice (001, 004): with the table option ``dealers_choice``, each
+  hand may name its game among those that fit the players dealt in. Its options
+  are the ones the table was created with, where the game has them, and the
+  game's defaults for the rest.
 * Chips are added and players leave only between hands (000: "all bets must
   be covered", chips may be added between hands).
 * A player's client seed may change at any time; it counts for the hands that
@@ -28,8 +34,8 @@ from domain.commands import (AddChips, CreateTable, LeaveTable, OpenHand, SeatPl
 from domain.errors import DomainError
 from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandOpened, HandSettled,
                            PlayerLeft, PlayerSeated, TableCreated)
+from domain.games import game as game_of
 from domain.options import resolve_options
-from domain.poker.variants import VARIANTS
 
 
 @dataclass(frozen=True)
@@ -46,12 +52,14 @@ class TableSeat:
 class TableState:
     game: str = ""
     options: dict = field(default_factory=dict)
+    requested: dict = field(default_factory=dict)  # the options the table was created with
     max_seats: int = 0
     seats: tuple[TableSeat, ...] = ()
     button: int | None = None
     hand_no: int = 0  # the last hand opened
     hand_in_progress: bool = False
     dealt_in: tuple[int, ...] = ()  # seats in the hand in progress
+    hand_games: tuple[str, ...] = ()  # the game of each hand, hand 1 first
     admin_token_hash: str = ""
     auditor_token_hash: str = ""
     next_seed_commitment: str = ""
@@ -85,14 +93,23 @@ def decide(state: TableState, command) -> list[Event]:
             _occupied(state, command.seat)
             return [ClientSeedChanged(seat=command.seat, client_seed=command.client_seed)]
         case OpenHand():
-            return [_open_hand(state, command.next_seed_commitment)]
+            return [_open_hand(state, command)]
         case SettleHand():
             return [HandSettled(hand_no=command.hand_no, stacks=command.stacks)]
     raise TypeError(f"not a table command: {command!r}")
 
 
-def players_for_next_hand(state: TableState) -> list[TableSeat]:
-    ante = state.options.get("ante", 0)
+def hand_options(state: TableState, game_id: str) -> dict:
+    """The options of a hand of ``game_id`` at this table (dealer's choice: see above)."""
+    if game_id == state.game:
+        return state.options
+    known = {o.name for o in game_of(game_id).options}
+    return resolve_options(game_of(game_id).options,
+                           {k: v for k, v in state.requested.items() if k in known})
+
+
+def players_for_next_hand(state: TableState, game_id: str | None = None) -> list[TableSeat]:
+    ante = hand_options(state, game_id or state.game).get("ante", 0)
     return [s for s in state.seats if s.stack > 0 and s.stack >= ante]
 
 
@@ -100,6 +117,7 @@ def evolve(state: TableState, event: Event) -> TableState:
     match event:
         case TableCreated():
             return replace(state, game=event.game, options=dict(event.options),
+                           requested=dict(event.requested),
                            max_seats=event.max_seats, admin_token_hash=event.admin_token_hash,
                            auditor_token_hash=event.auditor_token_hash,
                            next_seed_commitment=event.next_seed_commitment)
@@ -116,9 +134,9 @@ def evolve(state: TableState, event: Event) -> TableState:
         case PlayerLeft():
             return replace(state, seats=tuple(s for s in state.seats if s.seat != event.seat))
         case HandOpened():
-            dealt = tuple(s.seat for s in players_for_next_hand(state))
             return replace(state, hand_no=event.hand_no, button=event.button,
-                           hand_in_progress=True, dealt_in=dealt,
+                           hand_in_progress=True, dealt_in=tuple(event.dealt_in),
+                           hand_games=state.hand_games + (event.game or state.game,),
                            next_seed_commitment=event.next_seed_commitment)
         case HandSettled():
             stacks = {int(seat): stack for seat, stack in event.stacks.items()}
@@ -131,13 +149,12 @@ def evolve(state: TableState, event: Event) -> TableState:
 def _create(state: TableState, command: CreateTable) -> TableCreated:
     if state.created:
         raise DomainError("table_exists", "this table already exists")
-    variant = VARIANTS.get(command.game)
-    if variant is None:
-        raise DomainError("unknown_game", f"no game {command.game!r}; see GET /v1/games")
-    if not variant.min_players <= command.max_seats <= variant.max_players:
-        raise DomainError("invalid_max_seats", f"{variant.name} seats {variant.min_players} "
-                          f"to {variant.max_players} players, not {command.max_seats}")
-    return TableCreated(game=command.game, options=resolve_options(variant.options, command.options),
+    game = game_of(command.game)
+    if not game.min_players <= command.max_seats <= game.max_players:
+        raise DomainError("invalid_max_seats", f"{game.name} seats {game.min_players} "
+                          f"to {game.max_players} players, not {command.max_seats}")
+    return TableCreated(game=command.game, options=resolve_options(game.options, command.options),
+                        requested=dict(command.options),
                         max_seats=command.max_seats, admin_token_hash=command.admin_token_hash,
                         auditor_token_hash=command.auditor_token_hash,
                         next_seed_commitment=command.next_seed_commitment)
@@ -153,17 +170,23 @@ def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:
                         client_seed=command.client_seed)
 
 
-def _open_hand(state: TableState, next_seed_commitment: str) -> HandOpened:
+def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
     _between_hands(state)
-    players = players_for_next_hand(state)
-    variant = VARIANTS[state.game]
-    if len(players) < variant.min_players:
-        raise DomainError("not_enough_players", f"{variant.name} needs at least "
-                          f"{variant.min_players} players whose stacks cover the ante")
+    game_id = command.game or state.game
+    if game_id != state.game and not state.options.get("dealers_choice"):
+        raise DomainError("dealers_choice_off", "this table plays only "
+                          f"{state.game}; create it with the option dealers_choice: true")
+    game = game_of(game_id)
+    players = players_for_next_hand(state, game_id)
+    if not game.min_players <= len(players) <= game.max_players:
+        raise DomainError("not_enough_players", f"{game.name} needs {game.min_players} to "
+                          f"{game.max_players} players whose stacks cover the ante, not "
+                          f"{len(players)}")
     numbers = [s.seat for s in players]
     after = [n for n in numbers if state.button is not None and n > state.button]
     return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0],
-                      next_seed_commitment=next_seed_commitment)
+                      next_seed_commitment=command.next_seed_commitment,
+                      dealt_in=tuple(numbers), game=game_id)
 
 
 def _between_hands(state: TableState) -> None:

@@ -1,45 +1,32 @@
-"""Betting rounds: the limits of each structure, who must act, what is legal.
+"""Betting rounds: who must act, what each player may do, and the fact each action causes.
 
-Structures (shared/API.md "Table options"; rule book 000 "House Betting Standards"):
+Amounts are totals for the round ("bet to", "raise to"); the structure
+(``structures``) says how big a bet or raise may be. What this module adds:
 
-* ``house`` -- spread limit in whole ``bet_unit`` chips. In a round at limit L
-  (1 in the first round of Five Card Draw, 2 in the last) a bet opens at 1 to L
-  units and each raise adds 1 to L units. So round one opens at 25 and raises
-  by 25; round two opens at 25 or 50 and raises by 25 or 50 (000's Example B).
-* ``fixed-limit`` -- bets and raises are exactly ``small_bet`` (L=1) or ``big_bet``.
-
-``max_raises`` caps the raises after the opening bet (null: no cap). With
-``all_in: forbidden`` (000: "all bets must be covered") nobody may bet or call
-more than their stack; a player short of a call can only fold. With
-``all_in: side_pots`` a player short of a call may call for all they have.
-Bets and raises must always be covered in full. A player whose stack reaches
-zero is all in: they act no more and play for the pots they have matched.
+* ``all_in: side_pots`` (001, "Running out of chips"; 003; 004 "table stakes"): a player
+  may call, bet or raise all in for less; side pots form. ``all_in: forbidden`` (000,
+  "all bets must be covered"): nobody is ever all in; bets and raises are covered in
+  full, and a player short of a call adds chips during the hand (``add_chips``, "game
+  will be paused to accommodate buying more chips") or folds.
+* A full bet or raise reopens the betting to everyone. An all-in for less than a full
+  raise does not reopen it to players who have already acted: they may call or fold.
+* ``max_raises`` caps the raises after the opening bet (null: no cap); no-limit has none.
+* A player may fold at any turn, even with nothing to call (000's Example B folds at the
+  start of the second round).
+* Stud with a bring-in (003): the seat the cards name brings in (less than a full bet)
+  or completes to a full bet; until someone completes, the others call the bring-in,
+  complete, or fold. The completion is the round's opening bet, not a raise.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from domain.errors import DomainError
-from domain.events import BetPlaced, Event, PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised
+from domain.events import (BetCompleted, BetPlaced, BringInPosted, ChipsBought, Event,
+                           PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised)
+from domain.poker import structures
 from domain.poker.state import HandState, SeatState
 
-
-@dataclass(frozen=True)
-class Limits:
-    open_min: int
-    open_max: int
-    raise_min: int  # added on top of the current bet
-    raise_max: int
-    step: int
-
-
-def round_limits(options: dict, limit: int) -> Limits:
-    if options["structure"] == "fixed-limit":
-        size = options["small_bet"] if limit == 1 else options["big_bet"]
-        return Limits(size, size, size, size, size)
-    unit = options["bet_unit"]
-    return Limits(unit, unit * limit, unit, unit * limit, unit)
+MAX_PURCHASE = 10**9
 
 
 def needs_action(state: HandState, seat: SeatState) -> bool:
@@ -47,8 +34,7 @@ def needs_action(state: HandState, seat: SeatState) -> bool:
         return False
     if seat.bet < state.current_bet:
         return True
-    others_can_act = any(s.can_act for s in state.seats if s.seat != seat.seat)
-    return not seat.acted and others_can_act
+    return not seat.acted and any(s.can_act for s in state.seats if s.seat != seat.seat)
 
 
 def round_complete(state: HandState) -> bool:
@@ -61,82 +47,124 @@ def next_to_act(state: HandState, after: int) -> int | None:
     return state.next_seat(after, lambda s: needs_action(state, s))
 
 
-def legal_actions(state: HandState, seat: SeatState, limits: Limits) -> list[dict]:
-    """What ``seat`` may do now, with the amounts as "bet to" totals for this round."""
+def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
+    """What ``seat`` may do now. A bet or raise allows the totals ``min`` + whole ``step``s up
+    to ``max``, and also ``all_in`` where that total is off the steps or below ``min``."""
+    options = state.options
+    covered = options["all_in"] == "forbidden"
     reach = seat.bet + seat.stack
     to_call = state.current_bet - seat.bet
-    actions: list[dict] = []
-    if to_call == 0:
-        actions.append({"type": "check"})
-    else:
-        if to_call <= seat.stack:
-            actions.append({"type": "call", "amount": state.current_bet})
-        elif state.options["all_in"] == "side_pots":
-            actions.append({"type": "call", "amount": reach, "all_in": True})
-    if not state.opened:
-        high = min(limits.open_max, _on_step(reach, 0, limits.step))
-        if high >= limits.open_min:
-            actions.append({"type": "bet", "min": limits.open_min, "max": high, "step": limits.step})
-    elif not _raise_capped(state):
-        low = state.current_bet + limits.raise_min
-        high = min(state.current_bet + limits.raise_max,
-                   _on_step(reach, state.current_bet, limits.step))
-        if high >= low:
-            actions.append({"type": "raise", "min": low, "max": high, "step": limits.step})
-    if to_call > 0:
-        actions.append({"type": "fold"})
-    return actions
+    sizes = structures.sizes(state, seat)
+    if _bring_in_due(state):
+        bring = options["bring_in"]
+        if bring > reach:
+            return [_call_or_buy(state, seat, bring, covered)]
+        actions = [{"type": "bring_in", "amount": bring}]
+        if sizes.bet_min <= reach:
+            actions.append({"type": "complete", "amount": sizes.bet_min})
+        return actions
+    actions = [{"type": "check"} if to_call <= 0 else _call_or_buy(state, seat, state.current_bet,
+                                                                   covered)]
+    if _completion_open(state):
+        if sizes.bet_min <= reach:
+            actions.append({"type": "complete", "amount": sizes.bet_min})
+    elif state.current_bet == 0:
+        actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
+    elif seat.may_raise and not _capped(state) and reach > state.current_bet:
+        actions.append(_amounts("raise", sizes.raise_min, sizes.raise_max, sizes.step, reach,
+                                covered))
+    actions.append({"type": "fold"})
+    return [a for a in actions if a is not None]
 
 
-def betting_event(state: HandState, seat: SeatState, action: str, amount: int | None,
-                  limits: Limits) -> Event:
-    """The fact a betting action causes, or the DomainError that says why it is refused."""
-    if action == "fold":
+def action_event(state: HandState, seat: SeatState, kind: str, amount: int | None) -> Event:
+    """The fact an action causes, or the DomainError that says why it is refused."""
+    legal = {a["type"]: a for a in legal_actions(state, seat)}
+    action = legal.get(kind)
+    if action is None:
+        raise _refusal(state, seat, kind, legal)
+    if kind == "fold":
         return PlayerFolded(seat=seat.seat)
-    legal = {a["type"]: a for a in legal_actions(state, seat, limits)}
-    if action == "check" and "check" in legal:
+    if kind == "check":
         return PlayerChecked(seat=seat.seat)
-    if action == "call" and "call" in legal:
-        to = legal["call"]["amount"]
-        return PlayerCalled(seat=seat.seat, to=to, added=to - seat.bet)
-    if action == "call" and state.current_bet > seat.bet:
-        raise DomainError("insufficient_chips", f"calling {state.current_bet} needs "
-                          f"{state.current_bet - seat.bet} chips; the stack holds {seat.stack}; "
-                          "all bets must be covered (add chips between hands)")
-    if action in ("bet", "raise"):
-        return _aggressive_event(state, seat, action, amount, limits)
-    raise DomainError("illegal_action", f"{action} is not possible now; legal: "
-                      f"{', '.join(legal) or 'nothing'}")
+    if kind == "add_chips":
+        if amount is None or not action["min"] <= amount <= action["max"]:
+            raise DomainError("amount_out_of_range", f"add between {action['min']} and "
+                              f"{action['max']} chips, not {amount}")
+        return ChipsBought(seat=seat.seat, amount=amount)
+    if kind == "call":
+        return PlayerCalled(seat=seat.seat, to=action["amount"], added=action["amount"] - seat.bet)
+    if kind in ("bring_in", "complete"):
+        to = action["amount"]
+        cls = BringInPosted if kind == "bring_in" else BetCompleted
+        return cls(seat=seat.seat, to=to, added=to - seat.bet)
+    return _aggressive_event(state, seat, kind, amount, action)
 
 
-def _aggressive_event(state, seat, action, amount, limits) -> Event:
-    if action == "bet" and state.opened:
-        raise DomainError("illegal_action", "the round is already opened: call, raise or fold")
-    if action == "raise" and not state.opened:
-        raise DomainError("illegal_action", "nothing to raise: bet to open the round")
-    if action == "raise" and _raise_capped(state):
-        raise DomainError("raise_cap_reached",
-                          f"{state.options['max_raises']} raises already made in this round")
+def _aggressive_event(state, seat, kind, amount, action) -> Event:
     if amount is None:
-        raise DomainError("amount_required", f"{action} needs an amount (the total bet)")
-    base = 0 if action == "bet" else state.current_bet
-    low = limits.open_min if action == "bet" else base + limits.raise_min
-    high = limits.open_max if action == "bet" else base + limits.raise_max
-    if not low <= amount <= high or (amount - base) % limits.step:
-        raise DomainError("amount_out_of_range", f"{action} to between {low} and {high} "
-                          f"in steps of {limits.step}, not {amount}")
+        raise DomainError("amount_required", f"{kind} needs an amount (the total bet)")
+    on_steps = action["min"] <= amount <= action["max"] and (amount - action["min"]) % action["step"] == 0
+    if not on_steps and amount != action.get("all_in"):
+        extra = f", or all in to {action['all_in']}" if "all_in" in action else ""
+        raise DomainError("amount_out_of_range", f"{kind} to between {action['min']} and "
+                          f"{action['max']} in steps of {action['step']}{extra}, not {amount}")
     if amount - seat.bet > seat.stack:
-        raise DomainError("insufficient_chips", f"{action} to {amount} needs "
-                          f"{amount - seat.bet} chips; the stack holds {seat.stack}")
-    cls = BetPlaced if action == "bet" else PlayerRaised
-    return cls(seat=seat.seat, to=amount, added=amount - seat.bet)
+        raise DomainError("insufficient_chips", f"{kind} to {amount} needs {amount - seat.bet} "
+                          f"chips; the stack holds {seat.stack}")
+    sizes = structures.sizes(state, seat)
+    full = amount >= (sizes.bet_min if kind == "bet" else sizes.raise_min)
+    cls = BetPlaced if kind == "bet" else PlayerRaised
+    return cls(seat=seat.seat, to=amount, added=amount - seat.bet, full=full)
 
 
-def _raise_capped(state: HandState) -> bool:
-    cap = state.options["max_raises"]
-    return cap is not None and state.raises >= cap
+def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> dict:
+    """Calling ``to``: in full, all in for less, or (all bets covered) after adding chips."""
+    if to - seat.bet <= seat.stack:
+        return {"type": "call", "amount": to}
+    if not covered:
+        return {"type": "call", "amount": seat.bet + seat.stack, "all_in": True}
+    return {"type": "add_chips", "min": to - seat.bet - seat.stack, "max": MAX_PURCHASE}
 
 
-def _on_step(reach: int, base: int, step: int) -> int:
-    """The highest total at most ``reach`` that is ``base`` plus whole steps."""
-    return base + (reach - base) // step * step if reach >= base else base - 1
+def _amounts(kind: str, low: int, high: int, step: int, reach: int, covered: bool) -> dict | None:
+    top = min(high, reach)
+    if top >= low:
+        action = {"type": kind, "min": low, "max": low + (top - low) // step * step, "step": step}
+        if not covered and reach < high and reach > action["max"]:
+            action["all_in"] = reach
+        return action
+    if covered:
+        return None
+    return {"type": kind, "min": reach, "max": reach, "step": step, "all_in": reach}
+
+
+def _bring_in_due(state: HandState) -> bool:
+    return (state.betting_round == 1 and state.options.get("bring_in", 0) > 0
+            and state.current_bet == 0)
+
+
+def _completion_open(state: HandState) -> bool:
+    return state.betting_round == 1 and state.options.get("bring_in", 0) > 0 and not state.full_bet
+
+
+def _capped(state: HandState) -> bool:
+    cap = state.options.get("max_raises")
+    return (cap is not None and state.options["structure"] in structures.CAPPED
+            and state.raises >= cap)
+
+
+def _refusal(state: HandState, seat: SeatState, kind: str, legal: dict) -> DomainError:
+    offered = ", ".join(legal) or "nothing"
+    if kind == "raise" and "call" in legal and _capped(state):
+        return DomainError("raise_cap_reached",
+                           f"{state.options['max_raises']} raises already made in this round")
+    if kind == "call" and "add_chips" in legal:
+        return DomainError("insufficient_chips", f"calling {state.current_bet} needs "
+                           f"{state.current_bet - seat.bet} chips; the stack holds {seat.stack}; "
+                           "all bets must be covered: add chips (add_chips) or fold")
+    if kind in ("bet", "raise") and not any(k in legal for k in ("bet", "raise", "complete")):
+        if state.options["all_in"] == "forbidden" and seat.stack + seat.bet <= state.current_bet:
+            return DomainError("insufficient_chips", f"the stack of {seat.stack} cannot cover "
+                               f"a {kind}; all bets must be covered")
+    return DomainError("illegal_action", f"{kind} is not possible now; legal: {offered}")

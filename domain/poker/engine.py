@@ -1,30 +1,35 @@
 """The poker engine: ``initial_state``, ``decide`` and ``evolve`` for any variant spec.
 
-Turn order (rule book 000, "Betting"): every round and every draw begins with
-the first player still in to the dealer's left and goes clockwise (to higher
-seat numbers, wrapping). Showdown order: the last player to bet or raise in
-the final round shows first, else the first player to the dealer's left.
+``decide`` makes every decision and the events record it: the cards each street
+deals, who acts next (``ActionOn``), what each action costs, the pots and who wins
+them. ``evolve`` only applies those facts, so a later change of a rule never changes
+how a stored hand replays. The rules themselves live in the modules the engine
+composes: ``forced`` (antes, blinds), ``dealing``, ``openers``, ``betting`` with
+``structures``, ``showdown`` with ``judging``, and ``domain.pots``.
+
+Turn order (000, "Betting"): after the opener, action goes clockwise (to higher seat
+numbers, wrapping). The draw goes clockwise from the dealer's left, and every player
+still in draws, all-in players included (001, 002).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from math import gcd
 
 from domain import fairness
-from domain.cards import codes, parse_cards
 from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
-from domain.evaluation import high
-from domain.events import (AntePosted, BetPlaced, BettingRoundClosed, CardsDealt, CardsDrawn,
-                           Event, HandEnded, HandStarted, PlayerCalled, PlayerChecked,
-                           PlayerFolded, PlayerRaised, PotAwarded, ShowdownEvaluated,
-                           StreetStarted)
-from domain.poker import betting
-from domain.poker.spec import Deal, Draw, Variant
+from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetReturned,
+                           BettingRoundClosed, BlindPosted, BoardDealt, BringInPosted,
+                           CardsDealt, CardsDrawn, ChipsBought, Event, HandEnded, HandStarted,
+                           PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised, PotAwarded,
+                           ShowdownEvaluated, StreetStarted, StubReshuffled)
+from domain.poker import betting, dealing, openers
+from domain.poker.forced import forced_bets
+from domain.poker.showdown import showdown
+from domain.poker.spec import Bet, Board, Deal, Draw, Variant
 from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState
 from domain.poker.variants import VARIANTS
-from domain.pots import build_pots, split
 
 
 def initial_state(config: dict) -> HandState:
@@ -50,17 +55,12 @@ def variant_of(state: HandState) -> Variant:
     return VARIANTS[state.game]
 
 
-def current_limits(state: HandState) -> betting.Limits:
-    """The limits of the betting round being played."""
-    return betting.round_limits(state.options, variant_of(state).streets[state.street].limit)
-
-
 def legal_actions(state: HandState, seat: int | None) -> list[dict]:
-    if seat is None or state.to_act != seat:
+    if seat is None or seat not in state.awaiting:
         return []
     if state.status == "drawing":
         return [{"type": "draw", "max_cards": state.options["max_discard"]}]
-    return betting.legal_actions(state, state.seat(seat), current_limits(state))
+    return betting.legal_actions(state, state.seat(seat))
 
 
 # --- deciding --------------------------------------------------------------
@@ -85,18 +85,16 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
     if not variant.min_players <= len(command.seats) <= variant.max_players:
         raise DomainError("not_enough_players", f"{variant.name} needs {variant.min_players} "
                           f"to {variant.max_players} players with chips, not {len(command.seats)}")
-    emit = _Emitter(state)
     client_seeds = {str(s["seat"]): command.client_seeds.get(str(s["seat"]), "")
                     for s in command.seats}
+    emit = _Emitter(state)
     emit(HandStarted(game=state.game, hand_no=command.hand_no, options=state.options,
                      button=command.button, seats=tuple(command.seats),
                      seed_commitment=fairness.seed_commitment(command.server_seed),
                      client_seeds=client_seeds,
                      deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
                                                     command.hand_no))))
-    if state.options["ante"]:
-        emit(*(AntePosted(seat=s.seat, amount=min(state.options["ante"], s.stack))
-               for s in emit.state.from_left_of_button()))
+    emit(*forced_bets(emit.state, variant.forced))
     _advance(emit)
     return emit.events
 
@@ -106,26 +104,34 @@ def _act(state: HandState, command: Act) -> list[Event]:
         raise DomainError("showdown_pending", "betting is over; the showdown is being settled")
     if not any(s.seat == command.seat for s in state.seats):
         raise DomainError("not_in_hand", f"seat {command.seat} was not dealt in")
-    if state.to_act != command.seat:
-        raise DomainError("not_your_turn", f"seat {state.to_act} is to act, not {command.seat}")
+    if command.seat not in state.awaiting:
+        waiting = ", ".join(map(str, state.awaiting)) or "nobody"
+        raise DomainError("not_your_turn", f"seat {waiting} is to act, not {command.seat}")
     seat = state.seat(command.seat)
     emit = _Emitter(state)
     if state.status == "drawing":
-        emit(_draw_event(state, seat, command))
-        if not any(s.in_hand and not s.acted for s in emit.state.seats):
-            _advance(emit)
+        emit(*_draw(state, seat, command))
+        following = emit.state.next_seat(seat.seat, lambda s: s.in_hand and not s.acted)
+        if following is None:
+            return _advance(emit) or emit.events
+        emit(ActionOn(seats=(following,)))
         return emit.events
-    emit(betting.betting_event(state, seat, command.type, command.amount, current_limits(state)))
-    if betting.round_complete(emit.state):
-        emit(BettingRoundClosed(street=state.street, pot=emit.state.pot))
+    emit(betting.action_event(state, seat, command.type, command.amount))
+    if isinstance(emit.events[-1], ChipsBought):
+        return emit.events  # still this seat's turn, now with the chips to call
+    following = betting.next_to_act(emit.state, seat.seat)
+    if following is None:
+        _close_round(emit)
         _advance(emit)
+    else:
+        emit(ActionOn(seats=(following,)))
     return emit.events
 
 
-def _draw_event(state: HandState, seat: SeatState, command: Act) -> CardsDrawn:
+def _draw(state: HandState, seat: SeatState, command: Act) -> list[Event]:
     if command.type != "draw":
         raise DomainError("illegal_action", f"{command.type} is not possible now; it is the draw")
-    discards = list(command.cards)
+    discards = tuple(command.cards)
     if len(discards) > state.options["max_discard"]:
         raise DomainError("too_many_discards", f"at most {state.options['max_discard']} "
                           f"cards may be discarded, not {len(discards)}")
@@ -134,8 +140,7 @@ def _draw_event(state: HandState, seat: SeatState, command: Act) -> CardsDrawn:
     missing = [c for c in discards if c not in seat.cards]
     if missing:
         raise DomainError("card_not_in_hand", f"{' '.join(missing)} not in seat {seat.seat}'s hand")
-    return CardsDrawn(seat=seat.seat, discarded=tuple(discards),
-                      received=state.deck[:len(discards)])
+    return dealing.draw(state, seat.seat, discards)
 
 
 def _advance(emit: _Emitter) -> None:
@@ -147,33 +152,35 @@ def _advance(emit: _Emitter) -> None:
             return _award_uncontested(emit)
         number = state.street + 1
         if number == len(streets):
-            return emit(StreetStarted(street=number, kind="showdown", to_act=None))
+            return emit(StreetStarted(street=number, kind="showdown"))
         street = streets[number]
-        if isinstance(street, Deal):
-            emit(StreetStarted(street=number, kind="deal", to_act=None))
-            emit(*_deal(emit.state, street))
+        if isinstance(street, (Deal, Board)):
+            emit(StreetStarted(street=number, kind="deal"))
+            deal = dealing.deal_street if isinstance(street, Deal) else dealing.deal_board
+            emit(*deal(emit.state, street))
         elif isinstance(street, Draw):
-            first = state.next_seat(state.button, lambda s: s.in_hand)
-            return emit(StreetStarted(street=number, kind="draw", to_act=first))
+            emit(StreetStarted(street=number, kind="draw"))
+            return emit(ActionOn(seats=(state.next_seat(state.button, lambda s: s.in_hand),)))
         else:
-            can_act = [s for s in state.seats if s.can_act]
-            first = state.next_seat(state.button, lambda s: s.can_act) if len(can_act) > 1 else None
-            emit(StreetStarted(street=number, kind="bet", to_act=first))
-            if first is not None:
-                return
-            emit(BettingRoundClosed(street=number, pot=state.pot))
+            emit(StreetStarted(street=number, kind="bet"))
+            first = openers.opener(emit.state, _opener_rule(emit.state, street))
+            if first is not None and not betting.round_complete(emit.state):
+                return emit(ActionOn(seats=(first,)))
+            _close_round(emit)
 
 
-def _deal(state: HandState, street: Deal) -> list[CardsDealt]:
-    """One card at a time to each player still in, from the dealer's left."""
-    players = [s.seat for s in state.from_left_of_button() if s.in_hand]
-    deck = iter(state.deck)
-    events = []
-    for count, face_up in ((street.down, False), (street.up, True)):
-        rounds = [[next(deck) for _ in players] for _ in range(count)]
-        events += [CardsDealt(seat=seat, cards=tuple(r[i] for r in rounds), face_up=face_up)
-                   for i, seat in enumerate(players) if rounds]
-    return events
+def _opener_rule(state: HandState, street: Bet) -> str:
+    if street.opener.startswith("option:"):
+        return state.options[street.opener.removeprefix("option:")]
+    return street.opener
+
+
+def _close_round(emit: _Emitter) -> None:
+    """An uncalled bet goes back (before the showdown); the round's bets join the pot."""
+    bets = sorted(((s.bet, s.seat) for s in emit.state.seats), reverse=True)
+    if len(bets) > 1 and bets[0][0] > bets[1][0]:
+        emit(BetReturned(seat=bets[0][1], amount=bets[0][0] - bets[1][0]))
+    emit(BettingRoundClosed(street=emit.state.street, pot=emit.state.pot))
 
 
 def _award_uncontested(emit: _Emitter) -> None:
@@ -188,44 +195,15 @@ def _showdown(state: HandState) -> list[Event]:
     if state.status != "showdown_pending":
         raise DomainError("no_showdown_pending", "the hand is not waiting for a showdown")
     emit = _Emitter(state)
-    values = {s.seat: high(parse_cards(s.cards)) for s in state.in_hand()}
-    emit(ShowdownEvaluated(hands=tuple(
-        {"seat": seat, "cards": state.seat(seat).cards, "category": values[seat].category,
-         "description": values[seat].describe(), "best": tuple(codes(values[seat].cards))}
-        for seat in _showdown_order(state))))
-    left_first = [s.seat for s in state.from_left_of_button()]
-    committed = {s.seat: s.committed for s in state.seats}
-    in_hand = {s.seat for s in state.in_hand()}
-    for number, pot in enumerate(build_pots(committed, in_hand)):
-        best = max(values[seat] for seat in pot.eligible)
-        winners = [seat for seat in left_first if seat in pot.eligible and values[seat] == best]
-        shares = split(pot.amount, winners, _chip(state.options))
-        emit(PotAwarded(pot=number, amount=pot.amount, eligible=pot.eligible,
-                        winners=tuple(winners), shares={str(k): v for k, v in shares.items()},
-                        reason="showdown"))
+    emit(*showdown(state, variant_of(state).judge))
     _end(emit)
     return emit.events
-
-
-def _showdown_order(state: HandState) -> list[int]:
-    start = state.last_aggressor
-    if start is None or not state.seat(start).in_hand:
-        start = state.next_seat(state.button, lambda s: s.in_hand)
-    ordered = sorted(state.in_hand(), key=lambda s: (s.seat < start, s.seat))
-    return [s.seat for s in ordered]
-
-
-def _chip(options: dict) -> int:
-    """The smallest unit a split pot is divided in: the common chip of ante and bets."""
-    sizes = [options["ante"], options["bet_unit"]] if options["structure"] == "house" else [
-        options["ante"], options["small_bet"], options["big_bet"]]
-    return gcd(*sizes) or 1
 
 
 def _end(emit: _Emitter) -> None:
     state = emit.state
     emit(HandEnded(stacks={str(s.seat): s.stack for s in state.seats},
-                   net={str(s.seat): s.stack - s.starting_stack for s in state.seats}))
+                   net={str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats}))
 
 
 # --- evolving --------------------------------------------------------------
@@ -236,36 +214,57 @@ def evolve(state: HandState, event: Event) -> HandState:
             seats = tuple(SeatState(seat=s["seat"], name=s["name"], stack=s["stack"],
                                     starting_stack=s["stack"], player_id=s.get("player_id", ""))
                           for s in event.seats)
-            return replace(state, hand_no=event.hand_no, button=event.button, seats=seats,
+            return replace(state, game=event.game, hand_no=event.hand_no, button=event.button,
+                           seats=seats,
                            status="dealing", deck=tuple(event.deck),
                            seed_commitment=event.seed_commitment,
                            client_seeds=dict(event.client_seeds), options=dict(event.options))
         case AntePosted():
             return _pay(state, event.seat, event.amount)
+        case BlindPosted():
+            state = _pay(state, event.seat, event.amount, bet=True)
+            if event.blind == "big":
+                state = replace(state, big_blind=event.seat, full_bet=True,
+                                raise_size=state.options["big_blind"])
+            return replace(state, current_bet=max(state.current_bet, state.seat(event.seat).bet))
         case CardsDealt():
             seat = state.seat(event.seat)
-            return replace(state.with_seat(
-                event.seat, cards=seat.cards + event.cards,
-                face_up=seat.face_up + (event.face_up,) * len(event.cards)),
-                deck=tuple(c for c in state.deck if c not in event.cards))
+            state = state.with_seat(event.seat, cards=seat.cards + event.cards,
+                                    face_up=seat.face_up + (event.face_up,) * len(event.cards))
+            return replace(state, deck=state.deck[len(event.cards):])
+        case BoardDealt():
+            return replace(state, board=state.board + event.cards,
+                           deck=state.deck[len(event.cards):])
+        case StubReshuffled():
+            return replace(state, deck=tuple(event.cards), mucked=())
         case StreetStarted():
             return _start_street(state, event)
+        case ActionOn():
+            return replace(state, awaiting=tuple(event.seats))
         case PlayerChecked():
-            return _after_action(state.with_seat(event.seat, acted=True), event.seat)
+            return state.with_seat(event.seat, acted=True, may_raise=False)
         case PlayerCalled():
-            return _after_action(_pay(state, event.seat, event.added, acted=True), event.seat)
-        case BetPlaced() | PlayerRaised():
-            raised = isinstance(event, PlayerRaised)
-            state = replace(state, seats=tuple(replace(s, acted=False) for s in state.seats),
-                            current_bet=event.to, opened=True, last_aggressor=event.seat,
-                            raises=state.raises + raised)
-            return _after_action(_pay(state, event.seat, event.added, acted=True), event.seat)
+            return _pay(state, event.seat, event.added, bet=True, acted=True)
+        case BetPlaced() | PlayerRaised() | BetCompleted() | BringInPosted():
+            return _aggressive(state, event)
+        case ChipsBought():
+            seat = state.seat(event.seat)
+            return state.with_seat(event.seat, stack=seat.stack + event.amount,
+                                   bought=seat.bought + event.amount)
         case PlayerFolded():
-            return _after_action(state.with_seat(event.seat, status=FOLDED), event.seat)
+            seat = state.seat(event.seat)
+            state = state.with_seat(event.seat, status=FOLDED, acted=True)
+            return replace(state, mucked=state.mucked + seat.cards, awaiting=())
         case CardsDrawn():
             return _drawn(state, event)
+        case BetReturned():
+            seat = state.seat(event.seat)
+            return state.with_seat(event.seat, stack=seat.stack + event.amount,
+                                   bet=seat.bet - event.amount,
+                                   committed=seat.committed - event.amount)
         case BettingRoundClosed():
-            return replace(state, to_act=None)
+            return replace(state, awaiting=(), current_bet=0, raise_size=0, full_bet=False,
+                           raises=0, seats=tuple(replace(s, bet=0) for s in state.seats))
         case ShowdownEvaluated():
             return replace(state, showdown=event.hands)
         case PotAwarded():
@@ -273,40 +272,57 @@ def evolve(state: HandState, event: Event) -> HandState:
                 state = state.with_seat(int(seat), stack=state.seat(int(seat)).stack + share)
             return replace(state, pots_awarded=state.pots_awarded + (event.to_dict(),))
         case HandEnded():
-            return replace(state, status="ended", to_act=None,
+            return replace(state, status="ended", awaiting=(),
                            result={"pots": list(state.pots_awarded), "net": dict(event.net)})
     return state
 
 
-def _pay(state: HandState, seat_no: int, amount: int, acted: bool | None = None) -> HandState:
+def _pay(state: HandState, seat_no: int, amount: int, bet: bool = False,
+         acted: bool | None = None) -> HandState:
     seat = state.seat(seat_no)
     changes = {"stack": seat.stack - amount, "committed": seat.committed + amount}
-    if acted is not None:
+    if bet:
         changes["bet"] = seat.bet + amount
+    if acted is not None:
         changes["acted"] = acted
-    if changes["stack"] == 0:
+        changes["may_raise"] = False
+    if changes["stack"] == 0 and state.options.get("all_in") != "forbidden":
         changes["status"] = ALL_IN
     return state.with_seat(seat_no, **changes)
 
 
-def _after_action(state: HandState, seat: int) -> HandState:
-    return replace(state, to_act=betting.next_to_act(state, seat))
+def _aggressive(state: HandState, event) -> HandState:
+    """A bet, raise, completion or bring-in: the bet to match rises; a full one reopens the
+    betting to every other seat."""
+    full = getattr(event, "full", True) and not isinstance(event, BringInPosted)
+    increase = event.to - state.current_bet
+    if full:
+        state = replace(state, seats=tuple(replace(s, acted=False, may_raise=True)
+                                           for s in state.seats),
+                        raise_size=max(increase, 0) if state.current_bet else event.to,
+                        raises=state.raises + isinstance(event, PlayerRaised), full_bet=True)
+    first = state.first_bettor
+    if first is None and state.betting_round == 1:
+        first = event.seat
+    state = replace(state, current_bet=max(state.current_bet, event.to), first_bettor=first,
+                    last_aggressor=event.seat if full else state.last_aggressor)
+    return _pay(state, event.seat, event.added, bet=True, acted=True)
 
 
 def _start_street(state: HandState, event: StreetStarted) -> HandState:
-    if event.kind == "bet":
-        return replace(state, street=event.street, status="betting", to_act=event.to_act,
-                       current_bet=0, raises=0, opened=False, last_aggressor=None,
-                       seats=tuple(replace(s, bet=0, acted=False) for s in state.seats))
-    status = {"deal": "dealing", "draw": "drawing", "showdown": "showdown_pending"}[event.kind]
-    seats = tuple(replace(s, acted=False) for s in state.seats)
-    return replace(state, street=event.street, status=status, to_act=event.to_act, seats=seats)
+    seats = tuple(replace(s, acted=False, may_raise=True) for s in state.seats)
+    status = {"deal": "dealing", "draw": "drawing", "showdown": "showdown_pending",
+              "bet": "betting"}[event.kind]
+    betting_round = state.betting_round + (event.kind == "bet")
+    last = None if event.kind == "bet" else state.last_aggressor
+    return replace(state, street=event.street, status=status, awaiting=(), seats=seats,
+                   betting_round=betting_round, last_aggressor=last)
 
 
 def _drawn(state: HandState, event: CardsDrawn) -> HandState:
     seat = state.seat(event.seat)
     replacements = iter(event.received)
     cards = tuple(next(replacements) if c in event.discarded else c for c in seat.cards)
-    state = replace(state.with_seat(event.seat, cards=cards, acted=True),
-                    deck=state.deck[len(event.received):])
-    return replace(state, to_act=state.next_seat(event.seat, lambda s: s.in_hand and not s.acted))
+    state = state.with_seat(event.seat, cards=cards, acted=True)
+    return replace(state, deck=state.deck[len(event.received):], awaiting=(),
+                   mucked=state.mucked + tuple(event.discarded))

@@ -1,19 +1,25 @@
-"""What a poker variant is: its deck, its streets, its betting and how hands are judged.
+"""What a poker variant is: its deck, its streets, its forced bets, who opens each betting
+round, its betting structure and how hands are judged.
 
 A variant is data. The engine (``domain.poker.engine``) runs any spec; a house
-variant is a new spec, plus at most a small named rule hook.
+variant is a new spec, plus at most a small named rule hook. Choices that tables
+make differently (the structure, the limits, who opens, the upper-limit round)
+are table options with the variant's defaults, so a spec names an opener either
+directly (``"left_of_big_blind"``) or by the option that holds it
+(``"option:first_opener"``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.cards import STANDARD_DECK, Card
 from domain.options import Option
 
 
 @dataclass(frozen=True)
 class Deal:
-    """Deal ``down`` face-down and ``up`` face-up cards to each player, one at a time
+    """Each player still in gets ``down`` face-down, then ``up`` face-up cards, one at a time
     from the dealer's left."""
 
     down: int = 0
@@ -21,10 +27,10 @@ class Deal:
 
 
 @dataclass(frozen=True)
-class Bet:
-    """A betting round at ``limit`` times the structure's lower limit (1: small, 2: big)."""
+class Board:
+    """``cards`` community cards, dealt face up to the middle of the table."""
 
-    limit: int = 1
+    cards: int
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,16 @@ class Draw:
     option and is dealt as many replacements."""
 
 
-Street = Deal | Bet | Draw
+@dataclass(frozen=True)
+class Bet:
+    """A betting round. ``opener`` names the rule that says who opens it (``openers``), or
+    ``"option:<name>"`` for the table option that holds the rule. Whether it plays at the
+    lower or the upper limit is the ``big_bet_round`` option's (rounds are counted from 1)."""
+
+    opener: str = "left_of_dealer"
+
+
+Street = Deal | Board | Draw | Bet
 
 
 @dataclass(frozen=True)
@@ -44,10 +59,18 @@ class Variant:
     max_players: int
     streets: tuple[Street, ...]
     options: tuple[Option, ...]
-    judge: str = "high"
-    rules: str = ""  # which rule book the defaults come from
+    forced: tuple[str, ...] = ("ante",)  # of "ante", "blinds", "bring_in"
+    judge: str = "high"  # a name in ``judging.JUDGES``
+    deck: tuple[Card, ...] = STANDARD_DECK
+    rules: str = ""  # which rule books the defaults come from
+    hook: str | None = None  # a named house rule, where a variant needs one
 
     def catalog_entry(self) -> dict:
         return {"id": self.id, "name": self.name, "min_players": self.min_players,
                 "max_players": self.max_players, "rules": self.rules,
                 "options": [o.to_dict() for o in self.options]}
+
+    @property
+    def bet_streets(self) -> tuple[int, ...]:
+        """The positions of the betting rounds among the streets."""
+        return tuple(i for i, s in enumerate(self.streets) if isinstance(s, Bet))

@@ -18,8 +18,10 @@ class SeatState:
     cards: tuple[str, ...] = ()
     face_up: tuple[bool, ...] = ()
     bet: int = 0  # in the current betting round
-    committed: int = 0  # over the whole hand, antes included
-    acted: bool = False  # since the last bet or raise (or has drawn, on a draw street)
+    committed: int = 0  # over the whole hand, antes and blinds included
+    bought: int = 0  # chips added during the hand ("all bets must be covered")
+    acted: bool = False  # in this round since the last bet or raise (or drew, on a draw)
+    may_raise: bool = True  # a full bet or raise has reopened the betting for this seat
 
     @property
     def in_hand(self) -> bool:
@@ -29,6 +31,10 @@ class SeatState:
     def can_act(self) -> bool:
         return self.status == ACTIVE
 
+    @property
+    def up_cards(self) -> tuple[str, ...]:
+        return tuple(c for c, up in zip(self.cards, self.face_up) if up)
+
 
 @dataclass(frozen=True)
 class HandState:
@@ -37,19 +43,29 @@ class HandState:
     hand_no: int = 0
     button: int = 0
     seats: tuple[SeatState, ...] = ()
-    status: str = "not_started"  # betting | drawing | showdown_pending | ended
-    street: int = -1
-    to_act: int | None = None
-    current_bet: int = 0
-    raises: int = 0
-    opened: bool = False  # a bet has been made in this round
-    last_aggressor: int | None = None
-    deck: tuple[str, ...] = ()  # the undealt cards, top first
+    status: str = "not_started"  # dealing | betting | drawing | showdown_pending | ended
+    street: int = -1  # index into the variant's streets
+    betting_round: int = 0  # 1 for the first betting round, ...
+    awaiting: tuple[int, ...] = ()  # the seats whose decision the hand waits for
+    current_bet: int = 0  # the bet to match in this round
+    raise_size: int = 0  # the increment of the last full bet or raise in this round
+    full_bet: bool = False  # a full opening bet (a big blind, a completion) stands
+    raises: int = 0  # raises after the opening bet in this round
+    last_aggressor: int | None = None  # in this round
+    first_bettor: int | None = None  # who opened the first betting round
+    big_blind: int | None = None  # the seat that posted the big blind
+    board: tuple[str, ...] = ()
+    deck: tuple[str, ...] = ()  # the stub: undealt cards, top first
+    mucked: tuple[str, ...] = ()  # discards and folded hands, for a reshuffle
     seed_commitment: str = ""
     client_seeds: dict = field(default_factory=dict)
     showdown: tuple = ()
     pots_awarded: tuple = ()
     result: dict | None = None
+
+    @property
+    def to_act(self) -> int | None:
+        return self.awaiting[0] if len(self.awaiting) == 1 else None
 
     @property
     def pot(self) -> int:
@@ -71,10 +87,12 @@ class HandState:
 
     def from_left_of_button(self) -> list[SeatState]:
         """Every seat dealt in, clockwise from the dealer's left (the button last)."""
-        after = [s for s in self.seats if s.seat > self.button]
-        return after + [s for s in self.seats if s.seat <= self.button]
+        return self.clockwise_after(self.button)
+
+    def clockwise_after(self, seat: int) -> list[SeatState]:
+        """Every seat dealt in, clockwise from the one after ``seat`` (``seat`` last)."""
+        return sorted(self.seats, key=lambda s: (s.seat <= seat, s.seat))
 
     def next_seat(self, after: int, accept) -> int | None:
         """The first seat clockwise after ``after`` for which ``accept(seat)`` holds."""
-        ordered = sorted(self.seats, key=lambda s: (s.seat <= after, s.seat))
-        return next((s.seat for s in ordered if accept(s)), None)
+        return next((s.seat for s in self.clockwise_after(after) if accept(s)), None)

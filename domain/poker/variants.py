@@ -1,42 +1,201 @@
-"""The poker variants the engine runs, as specs."""
+"""The poker variants the engine runs, as specs, and the options tables choose them by.
+
+Amounts are in points, the table's chip unit. Where a rule book gives dollars, the
+defaults keep its proportions (003's $1/$2 stud with a 25-cent ante becomes a small
+bet of 20, a big bet of 40 and an ante of 5).
+"""
 
 from __future__ import annotations
 
 from domain.options import REVEAL, Option
-from domain.poker.spec import Bet, Deal, Draw, Variant
+from domain.poker.openers import RULES as OPENER_RULES
+from domain.poker.spec import Bet, Board, Deal, Draw, Variant
+from domain.poker.structures import STRUCTURES
 
-BETTING_OPTIONS = (
-    Option("structure", "string", "house", "house: spread limit of rule book 000 (open and raise "
-           "by 1 to `limit` bet units, the limit doubling in the last round); fixed-limit: open "
-           "and raise by exactly small_bet, then big_bet", allowed=("house", "fixed-limit")),
-    Option("ante", "integer", 25, "paid by every player before the deal", minimum=0, maximum=10**9),
-    Option("bet_unit", "integer", 25, "house structure: the chip every bet and raise is a whole "
-           "number of", minimum=1, maximum=10**9),
-    Option("small_bet", "integer", 25, "fixed-limit: bet and raise size of the early rounds",
-           minimum=1, maximum=10**9),
-    Option("big_bet", "integer", 50, "fixed-limit: bet and raise size of the late rounds",
-           minimum=1, maximum=10**9),
-    Option("max_raises", "integer", 3, "raises allowed per betting round after the opening bet "
-           "(null: no cap)", minimum=0, maximum=100, nullable=True),
-    Option("all_in", "string", "forbidden", "forbidden: all bets must be covered (house rule, "
-           "000); side_pots: a player short of a call may call all-in and side pots are formed",
-           allowed=("forbidden", "side_pots")),
-    Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split pot: "
-           "the first winner to the left of the button", allowed=("left_of_button",)),
-)
+AMOUNT = {"minimum": 0, "maximum": 10**9}
+
+
+def _half(name: str):
+    return lambda o: o[name] // 2
+
+
+def structure(default: str) -> Option:
+    return Option(
+        "structure", "string", default,
+        "house (000: open one bet_unit and raise one unit at a time, doubled from the "
+        "big_bet_round); club (001: ante 1, bets of 1 to 5, no cap); fixed-limit; spread-limit "
+        "(min_bet up to small_bet, or big_bet from the big_bet_round); pot-limit; no-limit",
+        allowed=tuple(STRUCTURES), sets={
+            "house": {"max_raises": 3}, "fixed-limit": {"max_raises": 3},
+            "spread-limit": {"max_raises": 3}, "pot-limit": {"max_raises": None},
+            "no-limit": {"max_raises": None},
+            "club": {"ante": 1, "min_bet": 1, "small_bet": 5, "big_bet": 5, "max_raises": None},
+        })
+
+
+def amounts(ante: int, small_bet: int, *, blinds: bool) -> tuple[Option, ...]:
+    """The money options every variant has: ante, blinds, bet sizes."""
+    return (
+        Option("ante", "integer", ante, "paid by every player before the deal", **AMOUNT),
+        Option("big_blind", "integer", small_bet if blinds else 0, "the big blind (0: none); "
+               "it opens the first round", **AMOUNT),
+        Option("small_blind", "integer", 0, "the small blind", derive=_half("big_blind"),
+               derived_from="half the big blind", **AMOUNT),
+        Option("small_bet", "integer", small_bet, "the lower limit: fixed-limit bets of the "
+               "early rounds, the top of a spread-limit bet", minimum=1, maximum=10**9,
+               derive=lambda o: o["big_blind"] or small_bet,
+               derived_from=f"the big blind, else {small_bet}"),
+        Option("big_bet", "integer", 2 * small_bet, "the upper limit, from the big_bet_round",
+               minimum=1, maximum=10**9, derive=lambda o: 2 * o["small_bet"],
+               derived_from="twice the small bet"),
+        Option("min_bet", "integer", 0, "the smallest opening bet and raise in spread-limit, "
+               "pot-limit and no-limit", derive=lambda o: o["big_blind"] or o["small_bet"],
+               derived_from="the big blind, else the small bet", minimum=1, maximum=10**9),
+        Option("bet_unit", "integer", 25, "house structure: the chip every bet and raise is a "
+               "whole number of", minimum=1, maximum=10**9),
+        Option("big_round_min_bet", "integer", 0, "house structure: the smallest opening bet "
+               "of an upper-limit round (000's Example B opens at two units)",
+               derive=lambda o: 2 * o["bet_unit"], derived_from="two bet units",
+               minimum=1, maximum=10**9),
+    )
+
+
+def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
+    return (
+        Option("max_raises", "integer", 3, "raises allowed per betting round after the opening "
+               "bet (null: no cap; no-limit has none)", minimum=0, maximum=100, nullable=True),
+        Option("big_bet_round", "integer", big_bet_round, "the first betting round (counted from "
+               "1) played at the upper limit", minimum=1, maximum=10),
+        Option("all_in", "string", all_in, "forbidden: all bets must be covered (000): nobody is "
+               "all in and a player short of a call adds chips or folds; side_pots: a player may "
+               "go all in for less and side pots form (001)", allowed=("forbidden", "side_pots")),
+        Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
+               "pot: the high half, then the first winner to the left of the button (003)",
+               allowed=("left_of_button",)),
+        Option("muck_losers", "boolean", False, "a hand that can win no pot is not shown at the "
+               "showdown (001, 003: losing hands may be mucked)"),
+        REVEAL,
+        Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
+               "POST .../hands with {\"game\": id}"),
+    )
+
+
+def opener(name: str, default: str, what: str, **kwargs) -> Option:
+    return Option(name, "string", default, f"who opens {what}: one of {', '.join(OPENER_RULES)}",
+                  allowed=OPENER_RULES, **kwargs)
+
+
+# --- draw --------------------------------------------------------------------
 
 FIVE_CARD_DRAW = Variant(
-    id="five-card-draw",
-    name="Five Card Draw",
-    min_players=2,
-    max_players=6,
-    streets=(Deal(down=5), Bet(limit=1), Draw(), Bet(limit=2)),
-    options=BETTING_OPTIONS + (
+    id="five-card-draw", name="Five Card Draw", min_players=2, max_players=6,
+    streets=(Deal(down=5), Bet(opener="option:first_opener"), Draw(),
+             Bet(opener="option:second_round_opener")),
+    forced=("ante", "blinds"),
+    options=(
+        Option("rules", "string", "house", "the rule book the other defaults come from: house "
+               "(000: ante 25, spread 25 to 100, round two doubled, all bets covered, draw 3); "
+               "casino (002: blinds, fixed limit, draw 5); club (001: ante 1, bets 1 to 5)",
+               allowed=("house", "casino", "club"), sets={
+                   "house": {"structure": "house", "all_in": "forbidden"},
+                   "casino": {"structure": "fixed-limit", "ante": 0, "big_blind": 50,
+                              "max_discard": 5,
+                              "first_opener": "left_of_big_blind", "all_in": "side_pots"},
+                   "club": {"structure": "club", "max_discard": 5, "all_in": "side_pots"}}),
+        structure("house"),
+        *amounts(25, 25, blinds=False),
+        *betting("forbidden", 2),
         Option("max_discard", "integer", 3, "most cards a player may discard at the draw",
-               minimum=0, maximum=3),
-        REVEAL,
+               minimum=0, maximum=5),
+        opener("first_opener", "left_of_dealer", "the first round"),
+        opener("second_round_opener", "left_of_dealer", "the round after the draw (002's home "
+               "games: first_round_opener)"),
     ),
-    rules="000 (house): ante 25, round one 25 to 100, round two doubled, 3 raises, draw up to 3",
+    rules="000 (house), 001 (club), 002 (casino)")
+
+
+# --- stud ----------------------------------------------------------------------
+
+def _stud_streets(*deals: Deal) -> tuple:
+    first, *later = deals
+    streets = [first, Bet(opener="option:first_opener")]
+    for deal in later:
+        streets += [deal, Bet(opener="option:later_opener")]
+    return tuple(streets)
+
+
+STUD_OPTIONS = (
+    Option("bring_in", "integer", 0, "the forced opening bet of the first round, made by the "
+           "seat the first_opener names (0: none, the opener may check)",
+           derive=_half("small_bet"), derived_from="half the small bet", **AMOUNT),
+    Option("open_pair_big_bet", "boolean", False, "an open pair on fourth street allows the "
+           "upper limit (003)"),
 )
 
-VARIANTS: dict[str, Variant] = {v.id: v for v in (FIVE_CARD_DRAW,)}
+SEVEN_CARD_STUD = Variant(
+    id="seven-card-stud", name="Seven Card Stud", min_players=2, max_players=8,
+    streets=_stud_streets(Deal(down=2, up=1), Deal(up=1), Deal(up=1), Deal(up=1), Deal(down=1)),
+    forced=("ante",),
+    options=(
+        Option("rules", "string", "cardroom", "the rule book the other defaults come from: "
+               "house (000: antes, best hand showing opens, house limits doubled in the last "
+               "round, all bets covered); cardroom (003: bring-in by the lowest up card, fixed "
+               "limit, open pair rule); club (001: lowest up card opens, then highest cards)",
+               allowed=("house", "cardroom", "club"), sets={
+                   "house": {"structure": "house", "ante": 25, "bring_in": 0,
+                             "first_opener": "best_hand_showing",
+                             "later_opener": "best_hand_showing", "big_bet_round": 5,
+                             "all_in": "forbidden"},
+                   "cardroom": {"structure": "fixed-limit", "first_opener": "lowest_up_card_suit",
+                                "open_pair_big_bet": True},
+                   "club": {"structure": "club", "bring_in": 0, "first_opener": "lowest_up_card",
+                            "later_opener": "highest_cards_showing"}}),
+        structure("fixed-limit"),
+        *amounts(5, 20, blinds=False),
+        *STUD_OPTIONS,
+        *betting("side_pots", 3),
+        opener("first_opener", "lowest_up_card_suit", "third street"),
+        opener("later_opener", "best_hand_showing", "the later rounds"),
+    ),
+    rules="000 (house), 001 (club), 003 (cardroom)")
+
+FIVE_CARD_STUD = Variant(
+    id="five-card-stud", name="Five Card Stud", min_players=2, max_players=10,
+    streets=_stud_streets(Deal(down=1, up=1), Deal(up=1), Deal(up=1), Deal(up=1)),
+    forced=("ante",),
+    options=(
+        structure("fixed-limit"),
+        *amounts(5, 20, blinds=False),
+        *STUD_OPTIONS,
+        *betting("side_pots", 3),
+        opener("first_opener", "lowest_up_card_suit", "the first round (with a bring-in, the "
+               "lowest up card; without, the highest)",
+               derive=lambda o: "lowest_up_card_suit" if o["bring_in"] else "highest_up_card",
+               derived_from="lowest_up_card_suit with a bring-in, else highest_up_card"),
+        opener("later_opener", "best_hand_showing", "the later rounds"),
+    ),
+    rules="002")
+
+
+# --- hold'em and Omaha ----------------------------------------------------------
+
+def _board_game(id_: str, name: str, hole: int, judge: str, default_structure: str,
+                rules: str) -> Variant:
+    return Variant(
+        id=id_, name=name, min_players=2, max_players=10,
+        streets=(Deal(down=hole), Bet(opener="left_of_big_blind"), Board(3), Bet(), Board(1),
+                 Bet(), Board(1), Bet()),
+        forced=("ante", "blinds"), judge=judge,
+        options=(structure(default_structure), *amounts(0, 50, blinds=True),
+                 *betting("side_pots", 3)),
+        rules=rules)
+
+
+TEXAS_HOLDEM = _board_game("texas-holdem", "Texas Hold'em", 2, "high", "no-limit",
+                           "001, 003, 004")
+OMAHA = _board_game("omaha", "Omaha", 4, "omaha_high", "pot-limit", "001, 003")
+OMAHA_HI_LO = _board_game("omaha-hi-lo", "Omaha Hi/Lo (eight or better)", 4, "omaha_hi_lo8",
+                          "fixed-limit", "003")
+
+VARIANTS: dict[str, Variant] = {v.id: v for v in (
+    FIVE_CARD_DRAW, SEVEN_CARD_STUD, FIVE_CARD_STUD, TEXAS_HOLDEM, OMAHA, OMAHA_HI_LO)}

@@ -38,7 +38,8 @@ def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:
                             client_seed=started.client_seeds[str(s["seat"])])
                for s in started.seats]
     events.append(HandOpened(hand_no=started.hand_no, button=started.button,
-                             next_seed_commitment=""))
+                             next_seed_commitment="", game=started.game,
+                             dealt_in=tuple(s["seat"] for s in started.seats)))
     if ended is not None:
         events.append(HandSettled(hand_no=started.hand_no, stacks=ended.stacks))
     return events
@@ -60,6 +61,8 @@ def random_move(state, rng: random.Random) -> Act:
     if choice["type"] in ("bet", "raise"):
         amount = rng.randrange(choice["min"], choice["max"] + 1, choice["step"])
         return Act(seat=seat, type=choice["type"], amount=amount)
+    if choice["type"] == "add_chips":
+        return Act(seat=seat, type="add_chips", amount=choice["min"] + rng.randrange(100))
     return Act(seat=seat, type=choice["type"])
 
 

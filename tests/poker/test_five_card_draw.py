@@ -7,7 +7,7 @@ import pytest
 from domain.commands import Showdown
 from domain.errors import DomainError
 from domain.fairness import deck_order
-from domain.events import HandEnded, PotAwarded, ShowdownEvaluated
+from domain.events import BetReturned, HandEnded, PotAwarded, ShowdownEvaluated
 from domain.poker import engine
 from tests.poker.play import act, start
 
@@ -60,8 +60,8 @@ def test_fourth_raise_is_refused_in_house_limit():
     assert "raise" not in [a["type"] for a in engine.legal_actions(state, 1)]
 
 
-def to_second_round(players=6):
-    state, _ = start([2000] * players, button=players)
+def to_second_round(players=6, **options):
+    state, _ = start([2000] * players, button=players, **options)
     for seat in range(1, players + 1):
         state, _ = act(state, seat, "check")
     for seat in range(1, players + 1):
@@ -87,14 +87,22 @@ def test_example_b_of_000_second_round_raises_by_25_or_50_and_caps_at_three():
     assert state.status == "showdown_pending"
 
 
-def test_second_round_opening_bet_is_at_most_50_and_raises_at_most_50():
+def test_second_round_opens_at_50_as_example_b_reads_and_raises_by_25_or_50():
     state = to_second_round(2)
+    assert {"type": "bet", "min": 50, "max": 50, "step": 25} in engine.legal_actions(state, 1)
     refused("amount_out_of_range", state, 1, "bet", 75)
-    refused("amount_out_of_range", state, 1, "bet", 30)
+    refused("amount_out_of_range", state, 1, "bet", 25)
+    state, _ = act(state, 1, "bet", 50)
+    refused("amount_out_of_range", state, 2, "raise", 125)
+    state, _ = act(state, 2, "raise", 75)  # Example B: "raises 25"
+    state, _ = act(state, 1, "raise", 125)  # and "raises 50"
+    assert state.current_bet == 125
+
+
+def test_the_second_round_minimum_opening_bet_is_an_option():
+    state = to_second_round(2, big_round_min_bet=25)
     state, _ = act(state, 1, "bet", 25)
-    refused("amount_out_of_range", state, 2, "raise", 100)
-    state, _ = act(state, 2, "raise", 75)
-    assert state.current_bet == 75
+    assert state.current_bet == 25
 
 
 def test_acting_out_of_turn_is_refused():
@@ -134,9 +142,14 @@ def test_all_bets_must_be_covered_by_default():
     state, _ = act(state, 1, "draw", cards=())
     state, _ = act(state, 2, "draw", cards=())
     state, _ = act(state, 1, "bet", 50)
-    assert [a["type"] for a in engine.legal_actions(state, 2)] == ["fold"]
+    assert engine.legal_actions(state, 2) == [
+        {"type": "add_chips", "min": 40, "max": 10**9}, {"type": "fold"}]
     refused("insufficient_chips", state, 2, "call")
     refused("insufficient_chips", state, 2, "raise", 75)
+    state, _ = act(state, 2, "add_chips", 40)  # "game will be paused to accommodate buying"
+    assert state.seat(2).stack == 50 and state.to_act == 2 and state.seat(2).status == "active"
+    state, events = act(state, 2, "call")
+    assert state.status == "showdown_pending"
 
 
 def test_side_pots_option_lets_a_short_stack_call_all_in():
@@ -163,8 +176,10 @@ def test_everyone_folding_to_one_player_ends_the_hand_without_showdown():
     state, _ = act(state, 2, "fold")
     state, events = act(state, 3, "fold")
     assert not any(isinstance(e, ShowdownEvaluated) for e in events)
+    returned = [e for e in events if isinstance(e, BetReturned)]
+    assert [(e.seat, e.amount) for e in returned] == [(1, 25)]  # the uncalled bet
     (award,) = [e for e in events if isinstance(e, PotAwarded)]
-    assert award.reason == "uncontested" and award.shares == {"1": 100}
+    assert award.reason == "uncontested" and award.shares == {"1": 75}
     assert isinstance(events[-1], HandEnded) and events[-1].net == {"1": 50, "2": -25, "3": -25}
     assert state.status == "ended"
 

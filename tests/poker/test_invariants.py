@@ -40,11 +40,11 @@ def played(case):
 @given(hands)
 def test_chips_are_conserved_at_every_step(case):
     _, _, states, final = played(case)
-    total = sum(case["stacks"])
     for state in states:
+        total = sum(case["stacks"]) + sum(s.bought for s in state.seats)
         assert sum(s.stack for s in state.seats) + state.pot == total
         assert all(s.stack >= 0 for s in state.seats)
-    assert sum(s.stack for s in final.seats) == total and final.pot == 0
+    assert final.pot == 0
 
 
 @settings(max_examples=100, deadline=None)
@@ -96,7 +96,8 @@ def _steps(events, states):
 
 
 def _projected(event, viewer, state) -> dict:
-    data, openings = fairness.seal(event.to_dict(), hidden_values(event), lambda: "00" * 16)
+    data, openings = fairness.seal(event.to_dict(), hidden_values(state.game, event),
+                                   lambda: "00" * 16)
     return {"data": data,
             "openings": {p: openings[p] for p in visible_openings(event, viewer, state)}}
 

@@ -1,0 +1,36 @@
+"""Forced bets before the deal: antes and blinds (the stud bring-in is a player's action,
+see ``betting``).
+
+* Antes (000, 001, 003): every player dealt in, from the dealer's left. They go to the
+  pot and are not part of anyone's bet (004).
+* Blinds (003, 004): the small blind left of the button, the big blind left of the small
+  blind; heads-up, the button posts the small blind (common cardroom practice, where the
+  books are silent). Blinds are live: they count as the seat's bet in the first round,
+  and the big blind is the round's opening bet.
+
+A player whose stack cannot cover a forced bet posts what it has (with ``all_in:
+forbidden`` the table deals in only players who cover the ante).
+"""
+
+from __future__ import annotations
+
+from domain.events import AntePosted, BlindPosted, Event
+from domain.poker.state import HandState
+
+
+def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
+    events: list[Event] = []
+    ante = state.options.get("ante", 0)
+    if "ante" in forced and ante:
+        events += [AntePosted(seat=s.seat, amount=min(ante, s.stack))
+                   for s in state.from_left_of_button()]
+    if "blinds" in forced:
+        order = state.from_left_of_button()
+        small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
+        stacks = {s.seat: s.stack - (min(ante, s.stack) if "ante" in forced else 0)
+                  for s in order}
+        for seat, blind in ((small, "small"), (big, "big")):
+            amount = min(state.options[f"{blind}_blind"], stacks[seat.seat])
+            if amount:
+                events.append(BlindPosted(seat=seat.seat, amount=amount, blind=blind))
+    return events

@@ -1,0 +1,92 @@
+"""The showdown: who shows in what order, which hands are shown, and who wins each pot.
+
+* Order (000, 004): the last player to bet or raise in the final round shows first,
+  otherwise the first player still in to the dealer's left; then clockwise.
+* The cards speak: every hand is judged at its best (``judging``).
+* ``muck_losers`` (001, 003: "losing hands may be mucked"): a hand that wins no part of
+  any pot is not shown to the other players. Off by default, as 000 shows every hand.
+* Each pot (``domain.pots``) goes to the best hand among the players eligible for it. In
+  a high-low game it is split between the best high and the best qualifying low of the
+  players eligible for that pot; with no qualifying low there, high takes it all (003).
+  One hand may win both halves. Each half splits again on ties.
+* Odd chips (003; ``odd_chip: left_of_button``): a split's indivisible chip goes to the
+  high half, and within a half to the first winner to the left of the button.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+from domain.events import Event, PotAwarded, ShowdownEvaluated
+from domain.poker.judging import SPLIT_POT, Judgement, described, judge
+from domain.poker.state import HandState
+from domain.pots import build_pots, split
+
+MONEY_OPTIONS = ("ante", "small_blind", "big_blind", "bring_in", "small_bet", "big_bet",
+                 "bet_unit", "min_bet")
+
+
+def showdown(state: HandState, judge_name: str) -> list[Event]:
+    judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()}
+    left_first = [s.seat for s in state.from_left_of_button()]
+    committed = {s.seat: s.committed for s in state.seats}
+    awards = [_award(number, pot.amount, pot.eligible, judged, left_first,
+                     chip_unit(state.options), judge_name in SPLIT_POT)
+              for number, pot in enumerate(build_pots(committed, set(judged)))]
+    winners = {int(seat) for award in awards for seat in award.shares}
+    shown = [seat for seat in showdown_order(state)
+             if not state.options.get("muck_losers") or seat in winners]
+    hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
+    return [ShowdownEvaluated(hands=hands), *awards]
+
+
+def showdown_order(state: HandState) -> list[int]:
+    start = state.last_aggressor
+    if start is None or not state.seat(start).in_hand:
+        start = state.next_seat(state.button, lambda s: s.in_hand)
+    ordered = sorted(state.in_hand(), key=lambda s: (s.seat < start, s.seat))
+    return [s.seat for s in ordered]
+
+
+def chip_unit(options: dict) -> int:
+    """The smallest unit a pot is split in: the common chip of the table's money options."""
+    return gcd(*(options[name] for name in MONEY_OPTIONS if options.get(name))) or 1
+
+
+def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int, Judgement],
+           left_first: list[int], chip: int, hi_lo: bool) -> PotAwarded:
+    highs = _best(eligible, lambda seat: judged[seat].high, left_first)
+    lows = _best([s for s in eligible if judged[s].low is not None],
+                 lambda seat: judged[seat].low, left_first) if hi_lo else []
+    if not lows:
+        shares = split(amount, highs, chip)
+        return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(highs),
+                          shares=_as_str(shares), reason="showdown",
+                          halves={"high": list(highs), "low": []} if hi_lo else None)
+    chips, loose = divmod(amount, chip)
+    high_half = (chips - chips // 2) * chip + loose
+    shares = split(high_half, highs, chip)
+    for seat, share in split(amount - high_half, lows, chip).items():
+        shares[seat] = shares.get(seat, 0) + share
+    winners = [seat for seat in left_first if seat in shares]
+    return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(winners),
+                      shares=_as_str(shares), reason="showdown",
+                      halves={"high": list(highs), "low": list(lows)})
+
+
+def _best(seats, value_of, left_first: list[int]) -> list[int]:
+    if not seats:
+        return []
+    best = max(value_of(seat) for seat in seats)
+    return [seat for seat in left_first if seat in seats and value_of(seat) == best]
+
+
+def _as_str(shares: dict[int, int]) -> dict[str, int]:
+    return {str(seat): share for seat, share in shares.items()}
+
+
+def _shown(state: HandState, seat: int, judgement: Judgement, hi_lo: bool) -> dict:
+    hand = {"seat": seat, "cards": state.seat(seat).cards, **described(judgement.high)}
+    if hi_lo:
+        hand["low"] = described(judgement.low) if judgement.low is not None else None
+    return hand

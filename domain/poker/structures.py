@@ -1,0 +1,109 @@
+"""Betting structures: how big an opening bet and a raise may be, before stacks are counted.
+
+Each structure gives, for the betting round being played, the totals ("bet to",
+"raise to") a bet may reach and the step between allowed totals. Stacks, all-in
+and the raise cap are the betting module's.
+
+* ``house`` (000, "House Betting Standards"): amounts in whole ``bet_unit`` chips.
+  In a lower-limit round a bet opens at one unit and each raise adds one unit;
+  in an upper-limit round (from the ``big_bet_round``) the limit doubles: a raise
+  adds one or two units, and the opening bet is ``big_round_min_bet`` (two units
+  by default, as 000's Example B opens it) up to two units. 000 says both that
+  the second round's minimum is doubled and that raises of 25 are allowed there
+  (Example B); the option holds the first reading for the opening bet and the
+  example's raises stand.
+* ``fixed-limit`` (003, 004): bets and raises of exactly ``small_bet``, then
+  ``big_bet`` from the ``big_bet_round``. With ``open_pair_big_bet`` (003), an open
+  pair on fourth street (the second round) lets the opening bet be either size,
+  and raises follow the size opened.
+* ``spread-limit``: any bet or raise from ``min_bet`` up to ``small_bet`` (lower
+  rounds) or ``big_bet`` (upper rounds).
+* ``club`` (001): spread-limit with the club's defaults: ante 1, minimum bet 1,
+  maximum raise 5, no cap on raises.
+* ``pot-limit`` (004): a bet up to the pot; a raise up to the pot after the call
+  ("a player who raises may count as part of the pot the amount needed to call").
+  A raise adds at least the last full bet or raise of the round, and at least
+  ``min_bet``.
+* ``no-limit`` (004): as pot-limit with no upper limit but the stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.evaluation import high
+from domain.cards import parse_cards
+from domain.poker.state import HandState, SeatState
+
+NO_LIMIT = 10**15
+
+
+@dataclass(frozen=True)
+class Sizes:
+    bet_min: int  # totals for an opening bet
+    bet_max: int
+    raise_min: int  # totals ("raise to") for a raise on top of ``state.current_bet``
+    raise_max: int
+    step: int  # allowed totals are the minimum plus whole steps
+
+    @property
+    def raise_by(self) -> int:
+        return self.raise_min
+
+
+def sizes(state: HandState, seat: SeatState) -> Sizes:
+    return STRUCTURES[state.options["structure"]](state, seat)
+
+
+def big_round(state: HandState) -> bool:
+    return state.betting_round >= state.options["big_bet_round"]
+
+
+def _house(state, seat) -> Sizes:
+    unit = state.options["bet_unit"]
+    if not big_round(state):
+        return Sizes(unit, unit, state.current_bet + unit, state.current_bet + unit, unit)
+    opening = state.options["big_round_min_bet"]
+    return Sizes(opening, max(opening, 2 * unit), state.current_bet + unit,
+                 state.current_bet + 2 * unit, unit)
+
+
+def _fixed(state, seat) -> Sizes:
+    small, big = state.options["small_bet"], state.options["big_bet"]
+    size = big if big_round(state) else small
+    if not state.full_bet and _open_pair_choice(state):
+        return Sizes(small, big, 0, 0, big - small or 1)
+    if state.full_bet and state.raise_size:
+        size = state.raise_size
+    return Sizes(size, size, state.current_bet + size, state.current_bet + size, size)
+
+
+def _open_pair_choice(state: HandState) -> bool:
+    """003: an open pair on fourth street allows the upper limit."""
+    if not state.options.get("open_pair_big_bet") or state.betting_round != 2:
+        return False
+    return any(high(parse_cards(s.up_cards)).category == "one_pair"
+               for s in state.in_hand() if len(s.up_cards) == 2)
+
+
+def _spread(state, seat) -> Sizes:
+    low = state.options["min_bet"]
+    top = state.options["big_bet" if big_round(state) else "small_bet"]
+    return Sizes(low, max(low, top), state.current_bet + low, state.current_bet + max(low, top), 1)
+
+
+def _pot_limit(state, seat) -> Sizes:
+    least = max(state.raise_size, state.options["min_bet"])
+    to_call = state.current_bet - seat.bet
+    return Sizes(state.options["min_bet"], max(state.options["min_bet"], state.pot),
+                 state.current_bet + least, state.current_bet + state.pot + to_call, 1)
+
+
+def _no_limit(state, seat) -> Sizes:
+    least = max(state.raise_size, state.options["min_bet"])
+    return Sizes(state.options["min_bet"], NO_LIMIT, state.current_bet + least, NO_LIMIT, 1)
+
+
+STRUCTURES = {"house": _house, "fixed-limit": _fixed, "spread-limit": _spread, "club": _spread,
+              "pot-limit": _pot_limit, "no-limit": _no_limit}
+CAPPED = {"house", "fixed-limit", "spread-limit", "club", "pot-limit"}  # no-limit has no cap
