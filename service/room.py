@@ -29,11 +29,9 @@ from domain.audit import audit_hand
 from domain.commands import (Act, AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
                              SetClientSeed, SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
-from domain.events import Event, HandEnded, StreetStarted, event_from_dict
-from domain.poker import engine
-from domain.poker.state import HandState
-from domain.poker.variants import VARIANTS
-from domain.table import TableState
+from domain.events import Event, HandEnded, event_from_dict
+from domain.games import GAMES
+from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, hidden_values, sees_everything, view_hand, visible_openings
 from service.keys import Keys
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
@@ -118,10 +116,12 @@ def opened_event(envelope: Envelope) -> Event:
     return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
 
 
-def sealed(events: list[Event]) -> list[NewEvent]:
+def sealed(events: list[Event], game_id: str | None = None) -> list[NewEvent]:
+    """The events with the values a game hides (none at a table) sealed."""
     new = []
     for event in events:
-        data, openings = fairness.seal(event.to_dict(), hidden_values(event),
+        hidden = hidden_values(game_id, event) if game_id else {}
+        data, openings = fairness.seal(event.to_dict(), hidden,
                                        lambda: secrets.token_hex(fairness.SALT_BYTES))
         new.append(NewEvent(event.type, data, openings))
     return new
@@ -150,8 +150,9 @@ class Cardroom:
         table = self.table(table_id).state
         if not 1 <= hand_no <= table.hand_no:
             raise NotFound("hand_not_found", f"table {table_id} has no hand {hand_no}")
-        return self.cache.load(hand_stream(table_id, hand_no), lambda: _new_hand(table),
-                               engine.evolve)
+        game = game_of(table.hand_games[hand_no - 1])
+        return self.cache.load(hand_stream(table_id, hand_no),
+                               lambda: game.initial_state(table.options), game.evolve)
 
     def hand_view(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
         hand = self.hand(table_id, hand_no)
@@ -229,7 +230,7 @@ class Cardroom:
         table_id = uuid.uuid4().hex[:16]
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
         seats = max_seats if max_seats is not None else (
-            VARIANTS[game].max_players if game in VARIANTS else 0)
+            GAMES[game].max_players if game in GAMES else 0)
         events = table_rules.decide(table_rules.initial_state(), CreateTable(
             game=game, options=options, max_seats=seats,
             admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
@@ -290,17 +291,21 @@ class Cardroom:
 
     # --- hand commands -----------------------------------------------------
 
-    def start_hand(self, table_id: str, client_key: ClientKey | None) -> dict:
+    def start_hand(self, table_id: str, game_id: str | None, client_key: ClientKey | None,
+                   ) -> dict:
+        """Open the next hand, of the table's game or (dealer's choice) of ``game_id``."""
         idem = _idempotency(table_id, "start_hand", client_key)
 
         def attempt():
             table = self.table(table_id)
             following = table.state.hand_no + 2  # the hand after the one this opens
             (opened,) = table_rules.decide(table.state, OpenHand(
-                next_seed_commitment=self.keys.seed_commitment(table_id, following)))
-            dealt = [s for s in table.state.seats
-                     if s.seat in table_rules.evolve(table.state, opened).dealt_in]
-            hand_events = engine.decide(_new_hand(table.state), StartHand(
+                next_seed_commitment=self.keys.seed_commitment(table_id, following),
+                game=game_id))
+            dealt = [s for s in table.state.seats if s.seat in opened.dealt_in]
+            game = game_of(opened.game)
+            new_hand = game.initial_state(table_rules.hand_options(table.state, opened.game))
+            hand_events = game.decide(new_hand, StartHand(
                 hand_no=opened.hand_no, button=opened.button,
                 seats=tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
                              "player_id": s.player_id} for s in dealt),
@@ -309,7 +314,8 @@ class Cardroom:
             body = {"hand_no": opened.hand_no, "version": len(hand_events)}
             self.store.append(
                 [StreamWrite(table_stream(table_id), table.version, sealed([opened])),
-                 StreamWrite(hand_stream(table_id, opened.hand_no), 0, sealed(hand_events))],
+                 StreamWrite(hand_stream(table_id, opened.hand_no), 0,
+                             sealed(hand_events, opened.game))],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
                 answer=body)
             return body
@@ -325,17 +331,17 @@ class Cardroom:
             hand = self.hand(table_id, hand_no)
             if expected_version is not None and expected_version != hand.version:
                 raise StaleVersion(hand.version)
-            events = engine.decide(hand.state, command)
+            events = game_of(hand.state.game).decide(hand.state, command)
             try:
                 written = self._append_hand(
-                    table_id, hand_no, hand.version, events, actor=f"seat:{command.seat}",
+                    table_id, hand_no, hand, events, actor=f"seat:{command.seat}",
                     command_id=client_key and client_key.key, idempotency=idem,
                     answer={"after": hand.version, "version": hand.version + len(events)})
             except VersionConflict as conflict:
                 if expected_version is not None and conflict.stream == stream:
                     raise StaleVersion(conflict.actual) from None
                 raise
-            state = reduce(engine.evolve, events, hand.state)
+            state = reduce(game_of(hand.state.game).evolve, events, hand.state)
             return {"version": hand.version + len(events),
                     "events": [project(e, viewer, state) for e in written[stream]]}
 
@@ -379,25 +385,27 @@ class Cardroom:
         """The showdown job: settle a pending hand once; False if there was nothing to do."""
         for _ in range(RETRIES):
             hand = self.hand(table_id, hand_no)
-            if hand.state.status != "showdown_pending":
+            game = game_of(hand.state.game)
+            if not game.job_owed(hand.state):
                 return False
-            events = engine.decide(hand.state, Showdown())
+            events = game.decide(hand.state, Showdown())
             try:
-                self._append_hand(table_id, hand_no, hand.version, events, actor="worker",
+                self._append_hand(table_id, hand_no, hand, events, actor="worker",
                                   command_id=f"showdown:{hand_no}")
                 return True
             except VersionConflict:
                 continue
         return False
 
-    def _append_hand(self, table_id, hand_no, version, events, **append_args):
+    def _append_hand(self, table_id, hand_no, hand: Loaded, events, **append_args):
         """Append a hand's events; when they end the hand, with the table's ``HandSettled``
-        and the signed receipt; when they lead to (or are) the showdown, with the job owed
-        (or paid)."""
+        and the signed receipt; when they lead to the showdown, with the job owed (and
+        when they settle it, paid)."""
         stream = hand_stream(table_id, hand_no)
-        writes = [StreamWrite(stream, version, sealed(events))]
+        game = game_of(hand.state.game)
+        writes = [StreamWrite(stream, hand.version, sealed(events, game.id))]
         ended = next((e for e in events if isinstance(e, HandEnded)), None)
-        owed = any(isinstance(e, StreetStarted) and e.kind == "showdown" for e in events)
+        owed = game.job_owed(reduce(game.evolve, events, hand.state))
         job = (table_id, f"{SHOWDOWN_JOB}:{hand_no}")
         receipt = None
         if ended is not None:
@@ -426,10 +434,6 @@ class Cardroom:
         return fairness.canonical_json({"receipt": receipt, "signature": self.keys.sign(receipt)})
 
 
-def _new_hand(table: TableState) -> HandState:
-    return engine.initial_state({"game": table.game, "options": table.options})
-
-
 def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
                  ) -> Idempotency | None:
     if client_key is None or scope is None:
@@ -437,7 +441,7 @@ def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
     return Idempotency(table_id, scope, client_key.key, client_key.fingerprint)
 
 
-def project(envelope: Envelope, viewer: Viewer, state: HandState) -> dict:
+def project(envelope: Envelope, viewer: Viewer, state: Any) -> dict:
     """A stored event as ``viewer`` receives it: the chained fields (commitments in place of
     hidden values) and the openings they may see."""
     visible = visible_openings(opened_event(envelope), viewer, state)

@@ -9,7 +9,8 @@ from domain.cards import InvalidCard, parse_card
 
 MAX_AMOUNT = 10**9
 MAX_VERSION = 2**53  # far beyond any stream, and within a Redis stream id
-ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw")
+ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw", "bring_in", "complete",
+                "add_chips")
 
 
 class Strict(Schema):
@@ -51,6 +52,10 @@ class ClientSeed(Strict):
 
 class AddChips(Strict):
     amount = _amount(required=True)
+
+
+class StartHand(Strict):
+    game = fields.String(validate=validate.Length(min=1, max=64), load_default=None)
 
 
 class Action(Strict):

@@ -64,11 +64,17 @@ def play_to_showdown(client, table, hand_no):
         assert act(client, table, hand_no, seat, type="check").status_code == 201
 
 
-def test_games_catalog_lists_five_card_draw_with_its_options(client):
-    (game,) = client.get("/v1/games").json["games"]
-    assert game["id"] == "five-card-draw" and (game["min_players"], game["max_players"]) == (2, 6)
-    defaults = {o["name"]: o["default"] for o in game["options"]}
-    assert defaults["ante"] == 25 and defaults["max_raises"] == 3 and defaults["max_discard"] == 3
+def test_games_catalog_lists_every_variant_with_its_options(client):
+    games = {g["id"]: g for g in client.get("/v1/games").json["games"]}
+    assert set(games) == {"five-card-draw", "seven-card-stud", "five-card-stud", "texas-holdem",
+                          "omaha", "omaha-hi-lo"}
+    draw = games["five-card-draw"]
+    assert (draw["min_players"], draw["max_players"]) == (2, 6)
+    options = {o["name"]: o for o in draw["options"]}
+    assert options["ante"]["default"] == 25 and options["max_raises"]["default"] == 3
+    assert options["max_discard"]["default"] == 3
+    assert options["rules"]["sets"]["casino"]["structure"] == "fixed-limit"
+    assert options["small_blind"]["derived_default"] == "half the big blind"
 
 
 def test_a_hand_plays_to_a_showdown_settled_by_the_worker(client, fake_backend, table):
@@ -173,7 +179,7 @@ def test_unknown_tables_hands_and_bad_bodies(client, table):
                                                    "options": {"antes": 5}}), 422,
                    "unknown_option")
     assert_problem(client.post("/v1/tables", json={"game": "five-card-draw",
-                                                   "options": {"max_discard": 5}}), 422,
+                                                   "options": {"max_discard": 6}}), 422,
                    "invalid_option")
     assert_problem(client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 9}),
                    422, "invalid_max_seats")
@@ -184,10 +190,11 @@ def test_unknown_tables_hands_and_bad_bodies(client, table):
 def test_a_stale_expected_version_gets_409_with_the_current_version(client, table):
     hand_no = start_hand(client, table)
     version = read(client, table, hand_no)["version"]
-    assert act(client, table, hand_no, 2, type="check", expected_version=version).status_code == 201
+    first = act(client, table, hand_no, 2, type="check", expected_version=version)
+    assert first.status_code == 201 and first.json["version"] > version
     stale = act(client, table, hand_no, 3, type="check", expected_version=version)
     assert_problem(stale, 409, "version_conflict")
-    assert stale.json["current_version"] == version + 1
+    assert stale.json["current_version"] == first.json["version"]
     etag = client.get(hand_url(table, hand_no), headers=table["players"][3]).headers["ETag"]
     matched = client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
                           headers={**table["players"][3], "If-Match": etag})

@@ -20,7 +20,8 @@ hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 @hands.post("")
 def start_hand(table_id: str):
     require(room().table(table_id).state, "admin")
-    return room().start_hand(table_id, client_key()), 201
+    request = body(schemas.StartHand())
+    return room().start_hand(table_id, request["game"], client_key(request)), 201
 
 
 @hands.get("/<int:hand_no>")

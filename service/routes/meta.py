@@ -9,7 +9,7 @@ import yaml
 from flask import Blueprint, Response
 
 from domain.fairness import ALGORITHMS
-from domain.poker.variants import VARIANTS
+from domain.games import catalog
 from service.problems import StoreUnavailable
 from service.routes import room
 
@@ -27,7 +27,7 @@ def healthz():
 
 @meta.get("/v1/games")
 def games():
-    return {"games": [v.catalog_entry() for v in VARIANTS.values()]}
+    return {"games": catalog()}
 
 
 @meta.get("/v1/fairness")
