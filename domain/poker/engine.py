@@ -296,10 +296,11 @@ def _aggressive(state: HandState, event) -> HandState:
     betting to every other seat."""
     full = getattr(event, "full", True) and not isinstance(event, BringInPosted)
     increase = event.to - state.current_bet
+    opening = isinstance(event, (BetPlaced, BetCompleted))
     if full:
         state = replace(state, seats=tuple(replace(s, acted=False, may_raise=True)
                                            for s in state.seats),
-                        raise_size=max(increase, 0) if state.current_bet else event.to,
+                        raise_size=event.to if opening else increase,
                         raises=state.raises + isinstance(event, PlayerRaised), full_bet=True)
     first = state.first_bettor
     if first is None and state.betting_round == 1:

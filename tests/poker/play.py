@@ -4,28 +4,58 @@ from __future__ import annotations
 
 import random
 from functools import reduce
+from unittest import mock
 
 from domain.commands import Act, Showdown, StartHand
 from domain.events import (Event, HandEnded, HandOpened, HandSettled, HandStarted, PlayerSeated,
                            TableCreated)
+from domain import fairness
+from domain.cards import STANDARD_DECK, codes
 from domain.options import resolve_options
 from domain.poker import engine
-from domain.poker.variants import FIVE_CARD_DRAW
+from domain.poker.spec import Board, Deal
+from domain.poker.variants import VARIANTS
 
 
-def options(**given) -> dict:
-    return resolve_options(FIVE_CARD_DRAW.options, given)
+def options(game: str = "five-card-draw", **given) -> dict:
+    return resolve_options(VARIANTS[game].options, given)
 
 
-def start(stacks: list[int], *, button: int = 1, seed: str = "ab" * 32,
-          client_seeds: dict | None = None, **given):
-    """A started hand: seats numbered 1.. with the given stacks; ``seed`` is the server's."""
-    state = engine.initial_state({"game": "five-card-draw", "options": options(**given)})
+def start(stacks: list[int], *, game: str = "five-card-draw", button: int = 1,
+          seed: str = "ab" * 32, client_seeds: dict | None = None, deck: list[str] | None = None,
+          **given):
+    """A started hand: seats numbered 1.. with the given stacks; ``seed`` is the server's.
+    ``deck`` (see ``stacked``) replaces the deck the seeds would give, to script the cards."""
+    state = engine.initial_state({"game": game, "options": options(game, **given)})
     seats = tuple({"seat": i, "name": f"p{i}", "stack": s, "player_id": f"id{i}"}
                   for i, s in enumerate(stacks, 1))
-    events = engine.decide(state, StartHand(hand_no=1, button=button, seats=seats,
-                                            server_seed=seed, client_seeds=client_seeds or {}))
+    command = StartHand(hand_no=1, button=button, seats=seats, server_seed=seed,
+                        client_seeds=client_seeds or {})
+    if deck is None:
+        events = engine.decide(state, command)
+    else:
+        with mock.patch.object(fairness, "deck_order", lambda *_: list(deck)):
+            events = engine.decide(state, command)
     return reduce(engine.evolve, events, state), events
+
+
+def stacked(game: str, order: list[int], hands: dict[int, str], board: str = "",
+            then: str = "") -> list[str]:
+    """A deck that deals each seat of ``order`` (clockwise from the dealer's left) the cards
+    of ``hands`` street by street, in the order the seat receives them, and the ``board``;
+    ``then`` follows (draws, reshuffles). Assumes nobody folds before the last deal."""
+    given = {seat: iter(cards.split()) for seat, cards in hands.items()}
+    community = iter(board.split())
+    deck = []
+    for street in VARIANTS[game].streets:
+        if isinstance(street, Deal):
+            for count in (street.down, street.up):
+                for _ in range(count):
+                    deck += [next(given[seat]) for seat in order]
+        elif isinstance(street, Board):
+            deck += [next(community) for _ in range(street.cards)]
+    deck += then.split()
+    return deck + [c for c in codes(STANDARD_DECK) if c not in deck]
 
 
 def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:

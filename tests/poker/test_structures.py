@@ -1,0 +1,125 @@
+"""Betting structures, blinds and the raise rules, on hold'em and draw hands with scripted
+decks: each structure's limits, the min-raise rule, incomplete all-in raises, raise caps."""
+
+import pytest
+
+from domain.errors import DomainError
+from domain.events import BlindPosted
+from domain.poker import engine
+from tests.poker.play import act, start
+
+
+def legal(state, seat) -> dict:
+    return {a["type"]: a for a in engine.legal_actions(state, seat)}
+
+
+def refused(code, state, seat, kind, amount=None):
+    with pytest.raises(DomainError) as error:
+        act(state, seat, kind, amount)
+    assert error.value.code == code, error.value.message
+
+
+def holdem(stacks, button=1, **options):
+    return start(stacks, game="texas-holdem", button=button, **options)
+
+
+def test_blinds_are_posted_left_of_the_button_and_the_big_blind_has_the_option():
+    state, events = holdem([1000, 1000, 1000, 1000], button=1, structure="fixed-limit")
+    blinds = [(e.seat, e.amount, e.blind) for e in events if isinstance(e, BlindPosted)]
+    assert blinds == [(2, 25, "small"), (3, 50, "big")]
+    assert state.to_act == 4  # left of the big blind
+    for seat in (4, 1, 2):
+        state, _ = act(state, seat, "call")
+    assert state.to_act == 3 and "check" in legal(state, 3) and "raise" in legal(state, 3)
+    state, _ = act(state, 3, "check")
+    assert state.board and len(state.board) == 3 and state.to_act == 2  # left of the button
+
+
+def test_heads_up_the_button_posts_the_small_blind_and_acts_first_before_the_flop_only():
+    state, events = holdem([1000, 1000], button=2, structure="no-limit")
+    blinds = [(e.seat, e.blind) for e in events if isinstance(e, BlindPosted)]
+    assert blinds == [(2, "small"), (1, "big")]
+    assert state.to_act == 2
+    state, _ = act(state, 2, "call")
+    state, _ = act(state, 1, "check")
+    assert len(state.board) == 3 and state.to_act == 1  # the big blind acts first after
+
+
+def test_fixed_limit_bets_the_small_bet_then_the_big_bet_with_one_bet_and_three_raises():
+    state, _ = holdem([5000] * 3, button=1, structure="fixed-limit")
+    assert legal(state, 1)["raise"] == {"type": "raise", "min": 100, "max": 100, "step": 50}
+    state, _ = act(state, 1, "raise", 100)
+    state, _ = act(state, 2, "raise", 150)
+    state, _ = act(state, 3, "raise", 200)  # the big blind's is the third raise: capped
+    assert "raise" not in legal(state, 1)
+    refused("raise_cap_reached", state, 1, "raise", 250)
+    for seat in (1, 2):
+        state, _ = act(state, seat, "call")
+    for _ in range(3):  # flop: checked through
+        state, _ = act(state, state.to_act, "check")
+    assert state.betting_round == 3
+    assert legal(state, state.to_act)["bet"] == {"type": "bet", "min": 100, "max": 100,
+                                                 "step": 100}
+
+
+def test_pot_limit_raises_to_at_most_the_pot_after_the_call():
+    state, _ = holdem([5000] * 4, button=1, structure="pot-limit")
+    raise_ = legal(state, 4)["raise"]
+    assert (raise_["min"], raise_["max"]) == (100, 175)  # 50 + (75 in the pot + 50 to call)
+    state, _ = act(state, 4, "raise", 175)
+    assert legal(state, 1)["raise"]["max"] == 175 + (75 + 175) + 175  # 600
+    refused("amount_out_of_range", state, 1, "raise", 601)
+
+
+def test_no_limit_min_raise_is_the_last_full_raise_and_an_incomplete_all_in_does_not_reopen():
+    state, _ = holdem([5000, 5000, 5000, 230], button=1, structure="no-limit")
+    state, _ = act(state, 4, "call")  # 50: 180 left behind
+    state, _ = act(state, 1, "raise", 150)  # a raise of 100
+    assert legal(state, 2)["raise"]["min"] == 250
+    refused("amount_out_of_range", state, 2, "raise", 200)
+    state, _ = act(state, 2, "call")
+    state, _ = act(state, 3, "call")
+    state, events = act(state, 4, "raise", 230)  # all in: 80 more, less than a full raise
+    assert not events[0].full
+    assert "raise" not in legal(state, 1)  # seat 1 already acted: call or fold only
+    assert set(legal(state, 1)) == {"call", "fold"} and legal(state, 1)["call"]["amount"] == 230
+
+
+def test_a_full_raise_reopens_the_betting_after_an_incomplete_one():
+    state, _ = holdem([5000, 5000, 5000, 5000], button=1, structure="no-limit")
+    state, _ = act(state, 4, "raise", 150)
+    state, _ = act(state, 1, "raise", 250)
+    assert legal(state, 2)["raise"]["min"] == 350
+
+
+def test_spread_limit_bets_from_the_minimum_up_to_the_round_limit():
+    state, _ = holdem([5000] * 3, button=1, structure="spread-limit", min_bet=20,
+                      small_bet=60, big_bet=120)
+    assert legal(state, 1)["raise"] == {"type": "raise", "min": 70, "max": 110, "step": 1}
+
+
+def test_club_structure_bets_one_to_five_with_no_cap_on_raises():
+    state, _ = start([500, 500], game="five-card-draw", button=2, rules="club")
+    assert state.options["ante"] == 1 and state.pot == 2
+    assert legal(state, 1)["bet"] == {"type": "bet", "min": 1, "max": 5, "step": 1}
+    state, _ = act(state, 1, "bet", 5)
+    for n in range(10):  # ten raises and counting
+        seat = state.to_act
+        state, _ = act(state, seat, "raise", state.current_bet + 5)
+    assert "raise" in legal(state, state.to_act)
+
+
+def test_the_raise_cap_is_an_option():
+    state, _ = holdem([5000] * 3, button=1, structure="fixed-limit", max_raises=1)
+    state, _ = act(state, 1, "raise", 100)
+    refused("raise_cap_reached", state, 2, "raise", 150)
+
+
+def test_an_option_set_fills_defaults_and_an_explicit_option_wins():
+    casino = start([1000] * 3, game="five-card-draw", rules="casino")[0].options
+    assert (casino["structure"], casino["ante"], casino["big_blind"], casino["max_discard"]) == (
+        "fixed-limit", 0, 50, 5)
+    mine = start([1000] * 3, game="five-card-draw", rules="casino", structure="no-limit",
+                 big_blind=20)[0].options
+    assert (mine["structure"], mine["big_blind"], mine["small_blind"], mine["max_raises"]) == (
+        "no-limit", 20, 10, None)

@@ -1,0 +1,129 @@
+"""Stud's openers and bring-in, the community river, the draw's rule sets and running out of
+cards, with scripted decks."""
+
+from domain.events import BoardDealt, CardsDealt, StubReshuffled
+from domain.poker import engine
+from tests.poker.play import act, stacked, start
+
+
+def legal(state, seat) -> dict:
+    return {a["type"]: a for a in engine.legal_actions(state, seat)}
+
+
+def stud(stacks, hands, button=3, game="seven-card-stud", **options):
+    order = [s for s in range(1, len(stacks) + 1) if s > button] + [
+        s for s in range(1, len(stacks) + 1) if s <= button]
+    return start(stacks, game=game, button=button, deck=stacked(game, order, hands), **options)
+
+
+SEVEN = {1: "Ah Kh 2s 2h 9c 8c 7d", 2: "Ad Kd 2c Qs Jd 4c 3d", 3: "As Ks Kc 5h 6h Th 4s"}
+
+
+def test_the_lowest_up_card_brings_in_ties_broken_by_suit_clubs_lowest():
+    state, _ = stud([1000] * 3, SEVEN)  # up: 2s, 2c, Kc
+    assert state.to_act == 2
+    assert legal(state, 2) == {"bring_in": {"type": "bring_in", "amount": 10},
+                               "complete": {"type": "complete", "amount": 20}}
+    state, _ = act(state, 2, "bring_in")
+    assert set(legal(state, 3)) == {"call", "complete", "fold"}
+    assert legal(state, 3)["call"]["amount"] == 10
+    state, _ = act(state, 3, "complete")
+    assert legal(state, 1)["raise"]["min"] == 40  # raises follow the completion
+    state, _ = act(state, 1, "call")
+    state, _ = act(state, 2, "call")
+    assert state.betting_round == 2
+
+
+def test_the_best_hand_showing_opens_later_rounds_and_an_open_pair_allows_the_upper_limit():
+    state, _ = stud([1000] * 3, SEVEN)
+    state, _ = act(state, 2, "bring_in")
+    state, _ = act(state, 3, "call")
+    state, _ = act(state, 1, "call")
+    # fourth street: seat 1 shows 2s 2h, a pair, above K-5 and 2-Q
+    assert state.to_act == 1
+    assert legal(state, 1)["bet"] == {"type": "bet", "min": 20, "max": 40, "step": 20}
+    state, _ = act(state, 1, "bet", 40)
+    assert legal(state, 2)["raise"]["min"] == 80  # raises at the size opened
+
+
+def test_a_full_table_shares_a_community_river():
+    state, _ = start([1000] * 8, game="seven-card-stud", button=8)
+    while state.status == "betting":
+        seat = state.to_act
+        actions = legal(state, seat)
+        kind = next(k for k in ("bring_in", "check", "call") if k in actions)
+        state, events = act(state, seat, kind)
+    assert state.status == "showdown_pending"
+    assert len(state.board) == 1 and all(len(s.cards) == 6 for s in state.seats)
+
+
+def test_house_stud_has_no_bring_in_and_the_best_hand_showing_opens_third_street():
+    state, _ = stud([1000] * 3, SEVEN, rules="house")  # up: 2s, 2c, Kc: the king opens
+    assert state.to_act == 3 and "check" in legal(state, 3)
+    assert legal(state, 3)["bet"] == {"type": "bet", "min": 25, "max": 25, "step": 25}
+
+
+def test_club_stud_lowest_up_card_opens_and_may_check_ties_go_left_of_the_dealer():
+    state, _ = stud([1000] * 3, SEVEN, rules="club")  # 2s (seat 1) and 2c (seat 2) tie
+    assert state.to_act == 1 and "check" in legal(state, 1)
+
+
+def test_five_card_stud_without_bring_in_the_highest_up_card_opens_and_may_check():
+    hands = {1: "2h 9c 5c 6c 7c", 2: "3d Ac 5d 6d 7d", 3: "4s As 5s 6s 7s"}
+    state, _ = stud([1000] * 3, hands, game="five-card-stud", bring_in=0)
+    assert state.to_act == 2  # Ac and As tie: the first clockwise from the dealer
+    assert "check" in legal(state, 2)
+    state, _ = stud([1000] * 3, hands, game="five-card-stud")  # with a bring-in: 9c
+    assert state.to_act == 1 and "bring_in" in legal(state, 1)
+
+
+def test_when_the_player_the_cards_name_is_all_in_the_next_one_who_can_act_opens():
+    state, _ = stud([5, 1000, 1000], SEVEN, button=3)  # seat 1 is all in on its ante
+    assert state.seat(1).status == "all_in"
+    state, _ = stud([1000, 5, 1000], SEVEN, button=3)  # seat 2 (2c) would bring in
+    assert state.to_act == 3 and "bring_in" in legal(state, 3)
+
+
+def test_casino_draw_has_blinds_opens_left_of_the_big_blind_and_draws_up_to_five():
+    state, _ = start([1000] * 4, game="five-card-draw", button=4, rules="casino")
+    assert (state.seat(1).bet, state.seat(2).bet) == (25, 50) and state.to_act == 3
+    for seat in (3, 4, 1):
+        state, _ = act(state, seat, "call")
+    state, _ = act(state, 2, "check")
+    assert state.status == "drawing" and state.to_act == 1
+    state, _ = act(state, 1, "draw", cards=state.seat(1).cards)  # all five
+    for seat in (2, 3, 4):
+        state, _ = act(state, seat, "draw", cards=())
+    assert state.to_act == 1  # the second round opens left of the dealer
+
+
+def test_the_second_round_may_open_with_the_first_rounds_opener():
+    state, _ = start([1000] * 4, game="five-card-draw", button=4,
+                     second_round_opener="first_round_opener")
+    state, _ = act(state, 1, "check")
+    state, _ = act(state, 2, "bet", 25)
+    for seat in (3, 4, 1):
+        state, _ = act(state, seat, "call")
+    for seat in (1, 2, 3, 4):
+        state, _ = act(state, seat, "draw", cards=())
+    assert state.to_act == 2
+
+
+def test_when_the_stub_runs_short_the_discards_are_reshuffled_and_the_draw_goes_on():
+    state, _ = start([1000] * 6, game="five-card-draw", button=6, rules="club")
+    for seat in range(1, 7):
+        state, _ = act(state, seat, "check")
+    reshuffled = []
+    for seat in range(1, 7):
+        state, events = act(state, seat, "draw", cards=state.seat(seat).cards)
+        reshuffled += [e for e in events if isinstance(e, StubReshuffled)]
+    assert len(reshuffled) == 1  # 30 dealt, 22 in the stub; the fifth draw needs more
+    held = [c for s in state.seats for c in s.cards]
+    assert len(held) == 30 and len(set(held)) == 30
+
+
+def test_running_out_of_cards_deals_every_card_once():
+    state, events = start([1000] * 8, game="seven-card-stud", button=8)
+    dealt = [c for e in events if isinstance(e, CardsDealt) for c in e.cards]
+    assert len(dealt) == len(set(dealt)) == 24
+    assert not any(isinstance(e, BoardDealt) for e in events)
