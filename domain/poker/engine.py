@@ -14,8 +14,6 @@ still in draws, all-in players included (001, 002).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from domain import fairness
 from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
@@ -28,7 +26,7 @@ from domain.poker import betting, dealing, openers
 from domain.poker.forced import forced_bets
 from domain.poker.showdown import showdown
 from domain.poker.spec import Bet, Board, Deal, Draw, Variant
-from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState
+from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState, replace
 from domain.poker.variants import VARIANTS
 
 
