@@ -7,11 +7,11 @@ and the raise cap are the betting module's.
 * ``house`` (000, "House Betting Standards"): amounts in whole ``bet_unit`` chips.
   In a lower-limit round a bet opens at one unit and each raise adds one unit;
   in an upper-limit round (from the ``big_bet_round``) the limit doubles: a raise
-  adds one or two units, and the opening bet is ``big_round_min_bet`` (two units
-  by default, as 000's Example B opens it) up to two units. 000 says both that
-  the second round's minimum is doubled and that raises of 25 are allowed there
-  (Example B); the option holds the first reading for the opening bet and the
-  example's raises stand.
+  adds one or two units, and the opening bet is from ``big_round_min_bet`` up to
+  two units. 000 says both that the second round's minimum is doubled and that
+  raises of 25 are allowed there (Example B). The default reads it as Example B
+  does: one unit is still allowed, so the opening bet is one or two units; set
+  ``big_round_min_bet`` to two units for the doubled minimum.
 * ``fixed-limit`` (003, 004): bets and raises of exactly ``small_bet``, then
   ``big_bet`` from the ``big_bet_round``. With ``open_pair_big_bet`` (003), an open
   pair on fourth street (the second round) lets the opening bet be either size,

@@ -54,9 +54,10 @@ def amounts(ante: int, small_bet: int, *, blinds: bool) -> tuple[Option, ...]:
         Option("bet_unit", "integer", 25, "house structure: the chip every bet and raise is a "
                "whole number of", minimum=1, maximum=10**9),
         Option("big_round_min_bet", "integer", 0, "house structure: the smallest opening bet "
-               "of an upper-limit round (000's Example B opens at two units)",
-               derive=lambda o: 2 * o["bet_unit"], derived_from="two bet units",
-               minimum=1, maximum=10**9),
+               "of an upper-limit round (000 doubles the minimum, but its Example B allows bets "
+               "of one unit there; two units for the doubled reading)",
+               derive=lambda o: o["bet_unit"], derived_from="one bet unit, as 000's Example B "
+               "reads", minimum=1, maximum=10**9),
     )
 
 

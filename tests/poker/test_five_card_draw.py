@@ -87,11 +87,11 @@ def test_example_b_of_000_second_round_raises_by_25_or_50_and_caps_at_three():
     assert state.status == "showdown_pending"
 
 
-def test_second_round_opens_at_50_as_example_b_reads_and_raises_by_25_or_50():
+def test_second_round_opens_at_25_or_50_as_example_b_reads_and_raises_by_25_or_50():
     state = to_second_round(2)
-    assert {"type": "bet", "min": 50, "max": 50, "step": 25} in engine.legal_actions(state, 1)
+    assert {"type": "bet", "min": 25, "max": 50, "step": 25} in engine.legal_actions(state, 1)
     refused("amount_out_of_range", state, 1, "bet", 75)
-    refused("amount_out_of_range", state, 1, "bet", 25)
+    refused("amount_out_of_range", state, 1, "bet", 30)
     state, _ = act(state, 1, "bet", 50)
     refused("amount_out_of_range", state, 2, "raise", 125)
     state, _ = act(state, 2, "raise", 75)  # Example B: "raises 25"
@@ -100,9 +100,10 @@ def test_second_round_opens_at_50_as_example_b_reads_and_raises_by_25_or_50():
 
 
 def test_the_second_round_minimum_opening_bet_is_an_option():
-    state = to_second_round(2, big_round_min_bet=25)
-    state, _ = act(state, 1, "bet", 25)
-    assert state.current_bet == 25
+    state = to_second_round(2, big_round_min_bet=50)
+    refused("amount_out_of_range", state, 1, "bet", 25)
+    state, _ = act(state, 1, "bet", 50)
+    assert state.current_bet == 50
 
 
 def test_acting_out_of_turn_is_refused():
