@@ -57,9 +57,9 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
     sizes = structures.sizes(state, seat)
     if _bring_in_due(state):
         bring = options["bring_in"]
-        if bring > reach:
+        if bring > reach and covered:
             return [_call_or_buy(state, seat, bring, covered)]
-        actions = [{"type": "bring_in", "amount": bring}]
+        actions = [{"type": "bring_in", "amount": min(bring, reach)}]
         if sizes.bet_min <= reach:
             actions.append({"type": "complete", "amount": sizes.bet_min})
         return actions
