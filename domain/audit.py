@@ -110,7 +110,7 @@ def _replay_legality(events, server_seed) -> str | None:
     state = game.initial_state(started.options)
     position = 0
     while position < len(events):
-        command = game.replay_command(events[position], server_seed)
+        command = _command_at(game, events, position, server_seed)
         if command is None:
             return f"event {position + 1} ({events[position].type}) records no move"
         decided = game.decide(state, command)
@@ -118,6 +118,16 @@ def _replay_legality(events, server_seed) -> str | None:
             return f"event {position + 1} ({events[position].type}) is not what the rules decide"
         state = reduce(game.evolve, decided, state)
         position += len(decided)
+    return None
+
+
+def _command_at(game, events, position, server_seed):
+    """The command behind the events from ``position``: the first of them that records a
+    move (a reshuffle, say, comes before the draw that needed it)."""
+    for event in events[position:]:
+        command = game.replay_command(event, server_seed)
+        if command is not None:
+            return command
     return None
 
 

@@ -256,7 +256,11 @@ def _deck(history, events, _key) -> str:
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
     seen: set = set()
     for event in events:
-        field = {"CardsDealt": "cards", "CardsDrawn": "received"}.get(event["type"])
+        if event["type"] == "StubReshuffled":  # mucked cards go back into the stub
+            reshuffled = (event.get("openings") or {}).get("/cards")
+            seen = seen - set(reshuffled["value"]) if reshuffled else set()
+        field = {"CardsDealt": "cards", "CardsDrawn": "received",
+                 "BoardDealt": "cards"}.get(event["type"])
         for card in _opened_cards(event, field) if field else ():
             if card not in deck or card in seen:
                 raise Problem(f"event {event['version']}: {card} is not in the deck or was "

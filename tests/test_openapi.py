@@ -80,6 +80,7 @@ REQUEST_SCHEMAS = {
     "JoinTableRequest": schemas.JoinTable,
     "ClientSeedRequest": schemas.ClientSeed,
     "AddChipsRequest": schemas.AddChips,
+    "StartHandRequest": schemas.StartHand,
     "ActionRequest": schemas.Action,
 }
 
@@ -175,6 +176,15 @@ def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(sp
         branch = {"if": {"properties": {"type": {"const": type_name}}},
                   "then": {"properties": {"data": {"$ref": f"#/components/schemas/{type_name}"}}}}
         assert branch in documented["EventEnvelope"]["allOf"], type_name
+
+
+TABLE_EVENTS = {"TableCreated", "PlayerSeated", "ClientSeedChanged", "ChipsAdded", "PlayerLeft",
+                "HandOpened", "HandSettled"}  # a table's stream, which no route answers
+
+
+def test_every_event_type_of_a_hand_is_documented(spec):
+    documented = spec["components"]["schemas"]["EventEnvelope"]["properties"]["type"]["enum"]
+    assert set(documented) == set(EVENT_TYPES) - TABLE_EVENTS
 
 
 # --- responses: real answers validate against the spec ----------------------
@@ -430,3 +440,140 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
         raise ConnectionError("store is down")
     monkeypatch.setattr(fake_backend.redis, "ping", unreachable)
     assert c.call("GET", "/healthz", expect=503).get_json()["code"] == "store_unavailable"
+
+
+def test_every_game_and_the_dealers_choice_answer_as_the_spec_says(contract, fake_backend):
+    c = contract
+    games = [g["id"] for g in c.call("GET", "/v1/games", expect=200).get_json()["games"]]
+    assert set(games) == {"five-card-draw", "seven-card-stud", "five-card-stud", "texas-holdem",
+                          "omaha", "omaha-hi-lo"}
+    table = c.call("POST", TABLES, json={"game": "texas-holdem",
+                                         "options": {"dealers_choice": True}},
+                   expect=201).get_json()
+    assert table["options"]["dealers_choice"] is True
+    at = {"table_id": table["table_id"]}
+    admin, auditor = table["admin_token"], table["auditor_token"]
+    tokens = {}
+    for name, buy_in in (("ann", 3000), ("bob", 3000), ("cy", 120)):
+        seated = c.call("POST", PLAYERS, path=at, json={"name": name, "buy_in": buy_in},
+                        expect=201).get_json()
+        tokens[seated["seat"]] = seated["token"]
+    assert c.call("POST", HANDS, path=at, token=admin, json={"game": "go-fish"},
+                  expect=422).get_json()["code"] == "unknown_game"
+    assert c.call("POST", HANDS, path=at, token=admin, json={"game": ""},
+                  expect=422).get_json()["code"] == "invalid_request"
+    c.call("POST", HANDS, path=at, token=admin, data="{", content_type="application/json",
+           expect=400)
+
+    played: set[str] = set()
+    seen: set[str] = set()
+    pots: list[dict] = []
+    # Everyone folds to the big blind (its uncalled part goes back); then a hand of each game.
+    for number, game in enumerate([None, "texas-holdem", "seven-card-stud", "five-card-stud",
+                                   "omaha", "omaha-hi-lo", "five-card-draw"], 1):
+        body = {} if game is None else {"game": game}
+        hand_at = at | {"hand_no": c.call("POST", HANDS, path=at, token=admin, json=body,
+                                          expect=201).get_json()["hand_no"]}
+        assert hand_at["hand_no"] == number
+        choose = _fold if game is None else _stay_in
+        played |= _play_hand(c, hand_at, admin, tokens, choose, played)
+        fake_backend.run_jobs()
+        ended = c.call("GET", HAND, path=hand_at, token=auditor, expect=200).get_json()
+        assert ended["status"] == "ended" and ended["game"] == (game or "texas-holdem")
+        pots += ended["result"]["pots"]
+        player = next(s["seat"] for s in ended["seats"])
+        c.call("GET", HAND, path=hand_at, token=tokens[player], expect=200)
+        c.call("GET", EVENTS, path=hand_at, token=tokens[player], expect=200)
+        history = c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200).get_json()
+        seen |= {event["type"] for event in history["events"]}
+        audit = c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()
+        assert audit["valid"], audit
+    assert {"bring_in", "complete", "bet", "call", "check", "fold", "draw"} <= played
+    assert {"BlindPosted", "BoardDealt", "ActionOn", "BringInPosted", "BetCompleted",
+            "BetReturned", "PotAwarded"} <= seen
+    assert any(pot.get("halves") for pot in pots)  # omaha-hi-lo splits its pots
+
+
+def test_covered_bets_and_a_reshuffled_stub_answer_as_the_spec_says(contract, fake_backend):
+    """Club rules with all bets covered: six players who discard five cards each run the stub
+    out at the draw, and the short stack adds chips during the hand to call."""
+    c = contract
+    table = c.call("POST", TABLES, json={"game": "five-card-draw", "options": {
+        "rules": "club", "all_in": "forbidden"}}, expect=201).get_json()
+    assert table["options"]["max_discard"] == 5  # brought by rules: club
+    at = {"table_id": table["table_id"]}
+    admin, auditor = table["admin_token"], table["auditor_token"]
+    tokens = {}
+    for number in range(6):
+        seated = c.call("POST", PLAYERS, path=at, json={"name": f"p{number}",
+                                                        "buy_in": 3 if number == 5 else 500},
+                        expect=201).get_json()
+        tokens[seated["seat"]] = seated["token"]
+    assert c.call("POST", HANDS, path=at, token=admin, json={"game": "omaha"},
+                  expect=422).get_json()["code"] == "dealers_choice_off"
+    hand_at = at | {"hand_no": c.call("POST", HANDS, path=at, token=admin,
+                                      json={"game": "five-card-draw"}, expect=201,
+                                      ).get_json()["hand_no"]}
+    played = _play_hand(c, hand_at, admin, tokens, _bet_the_most, set())
+    assert {"add_chips", "draw", "bet", "call"} <= played
+    assert fake_backend.run_jobs()
+    history = c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200).get_json()
+    types = [event["type"] for event in history["events"]]
+    assert "ChipsBought" in types and "StubReshuffled" in types
+    reshuffled = history["events"][types.index("StubReshuffled")]
+    assert reshuffled["openings"]["/cards"]["value"]  # the new stub, for the reveal
+    audit = c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()
+    assert audit["valid"], audit
+
+
+def _play_hand(c: Contract, hand_at: dict, admin: str, tokens: dict, choose,
+               played: set[str]) -> set[str]:
+    """Plays until the hand awaits nobody, each awaited seat choosing with ``choose``; returns
+    the action types played."""
+    played = set(played)
+    for _ in range(200):
+        public = c.call("GET", HAND, path=hand_at, token=admin, expect=200).get_json()
+        if not public["awaiting"]:
+            return played
+        seat = public["awaiting"][0]
+        assert public["to_act"] == seat
+        response = c.call("GET", HAND, path=hand_at, token=tokens[seat], expect=200)
+        mine = response.get_json()
+        legal = {a["type"]: a for a in mine["legal_actions"]}
+        cards = next(s["cards"] for s in mine["seats"] if s["seat"] == seat)
+        body = choose(legal, cards, played)
+        c.call("POST", ACTIONS, path=hand_at, token=tokens[seat], json=body,
+               headers={"If-Match": response.headers["ETag"]}, expect=201)
+        played.add(body["type"])
+    raise AssertionError("the hand did not end in 200 actions")
+
+
+def _fold(legal: dict, cards: list, played: set[str]) -> dict:
+    return {"type": "fold"} if "fold" in legal else {"type": "check"}
+
+
+def _stay_in(legal: dict, cards: list, played: set[str]) -> dict:
+    """Stays in to the showdown: brings in and completes once, bets the least it may, calls."""
+    if "draw" in legal:
+        return {"type": "draw", "cards": cards[:min(2, legal["draw"]["max_cards"])]}
+    if "add_chips" in legal:
+        return {"type": "add_chips", "amount": legal["add_chips"]["min"]}
+    for kind in ("bring_in", "complete"):
+        if kind in legal and kind not in played:
+            return {"type": kind}
+    if "bring_in" in legal:
+        return {"type": "bring_in"}
+    if "bet" in legal:
+        return {"type": "bet", "amount": legal["bet"]["min"]}
+    return {"type": "call"} if "call" in legal else {"type": "check"}
+
+
+def _bet_the_most(legal: dict, cards: list, played: set[str]) -> dict:
+    """Discards every card it may, bets the most, adds the chips a call needs, calls."""
+    if "draw" in legal:
+        return {"type": "draw", "cards": cards[:legal["draw"]["max_cards"]]}
+    if "add_chips" in legal:
+        return {"type": "add_chips", "amount": legal["add_chips"]["min"]}
+    if "bet" in legal:
+        return {"type": "bet", "amount": legal["bet"]["max"]}
+    return {"type": "call"} if "call" in legal else {"type": "check"}

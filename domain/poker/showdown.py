@@ -62,7 +62,7 @@ def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int
         shares = split(amount, highs, chip)
         return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(highs),
                           shares=_as_str(shares), reason="showdown",
-                          halves={"high": list(highs), "low": []} if hi_lo else None)
+                          halves={"high": tuple(highs), "low": ()} if hi_lo else None)
     chips, loose = divmod(amount, chip)
     high_half = (chips - chips // 2) * chip + loose
     shares = split(high_half, highs, chip)
@@ -71,7 +71,7 @@ def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int
     winners = [seat for seat in left_first if seat in shares]
     return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(winners),
                       shares=_as_str(shares), reason="showdown",
-                      halves={"high": list(highs), "low": list(lows)})
+                      halves={"high": tuple(highs), "low": tuple(lows)})
 
 
 def _best(seats, value_of, left_first: list[int]) -> list[int]:

@@ -1,7 +1,8 @@
 """Random legal hands of every variant, with short stacks, through the deciders only.
 
 For every hand: chips are conserved at every step; no card is ever in two places;
-replaying the events gives the live state; and ``legal_actions`` and ``decide`` agree:
+replaying the events gives the live state; the audit of the finished hand passes; and
+``legal_actions`` and ``decide`` agree:
 every action offered is accepted (at its smallest, largest and all-in amounts) and
 actions not offered, or amounts off the offered ones, are refused.
 
@@ -15,12 +16,13 @@ from functools import reduce
 
 import pytest
 
+from domain.audit import audit_hand
 from domain.cards import STANDARD_DECK, codes
 from domain.commands import Act, Showdown
 from domain.errors import DomainError
 from domain.poker import engine
 from domain.poker.variants import VARIANTS
-from tests.poker.play import start
+from tests.poker.play import start, table_events
 
 HANDS = int(os.environ.get("CARDROOM_PROPERTY_HANDS", "60"))
 ACTIONS = ("check", "call", "bet", "raise", "fold", "draw", "bring_in", "complete", "add_chips")
@@ -52,8 +54,9 @@ def test_random_hands_keep_every_invariant(game, options):
 
 
 def play_checked(game, options, stacks, rng):
-    state, events = start(stacks, game=game, button=rng.randint(1, len(stacks)),
-                          seed=rng.randbytes(32).hex(), **options)
+    seed = rng.randbytes(32).hex()
+    state, events = start(stacks, game=game, button=rng.randint(1, len(stacks)), seed=seed,
+                          **options)
     check_cards(state)
     while state.status != "ended":
         if state.status == "showdown_pending":
@@ -70,6 +73,8 @@ def play_checked(game, options, stacks, rng):
         check_cards(state)
     initial = engine.initial_state({"game": game, "options": state.options})
     assert reduce(engine.evolve, events, initial) == state
+    checks = audit_hand(1, events, table_events(events[0], events[-1]), seed)
+    assert all(c["ok"] for c in checks), checks
 
 
 def check_chips(state, stacks):

@@ -89,7 +89,7 @@ def test_hi_lo_splits_between_the_best_high_and_the_best_qualifying_low():
         2: "Kc Kh 9s 9c",  # four kings
         3: "Jc Th 7s 6c"}, "2c 5d 8h Kd Ks")
     (award,) = [e for e in events if isinstance(e, PotAwarded)]
-    assert award.halves == {"high": [2], "low": [1]}
+    assert award.halves == {"high": (2,), "low": (1,)}
     assert award.shares == {"2": 1500, "1": 1500}
     shown = {h["seat"]: h for h in next(e for e in events if isinstance(e, ShowdownEvaluated)).hands}
     assert shown[1]["low"]["category"] and shown[2]["low"] is None
@@ -99,7 +99,7 @@ def test_hi_lo_without_a_qualifying_low_gives_high_the_whole_pot():
     state, events = omaha_hi_lo([1000, 1000, 1000], {
         1: "Ac 3d Qc Qd", 2: "Kc Kh 9s 9c", 3: "Jc Th 7s 6c"}, "9c Td Jh Kd Ks")
     (award,) = [e for e in events if isinstance(e, PotAwarded)]
-    assert award.halves == {"high": [2], "low": []} and award.shares == {"2": 3000}
+    assert award.halves == {"high": (2,), "low": ()} and award.shares == {"2": 3000}
 
 
 def test_hi_lo_a_side_pot_without_a_qualifying_low_among_its_players_goes_to_high():
@@ -108,9 +108,9 @@ def test_hi_lo_a_side_pot_without_a_qualifying_low_among_its_players_goes_to_hig
         1: "Ac 3d Qc Qd", 2: "Kc Kh 9s 9c", 3: "Jc Th Qs 9d"}, "2c 5d 8h Kd Ks")
     main, side = [e for e in events if isinstance(e, PotAwarded)]
     assert (main.amount, main.shares, main.halves) == (900, {"2": 450, "1": 450},
-                                                       {"high": [2], "low": [1]})
+                                                       {"high": (2,), "low": (1,)})
     assert (side.amount, side.shares, side.halves) == (1400, {"2": 1400},
-                                                       {"high": [2], "low": []})
+                                                       {"high": (2,), "low": ()})
 
 
 def test_hi_lo_quartered_pot_and_the_odd_chip_goes_to_the_high_half():
@@ -118,7 +118,7 @@ def test_hi_lo_quartered_pot_and_the_odd_chip_goes_to_the_high_half():
     state, events = omaha_hi_lo([1000, 1000, 1000], {
         1: "Ac 3d Qc Qd", 2: "Kc Kh 9s 9c", 3: "Ad 3c Jh Js"}, "2c 5d 8h Kd Ks")
     (award,) = [e for e in events if isinstance(e, PotAwarded)]
-    assert award.halves == {"high": [2], "low": [1, 3]}
+    assert award.halves == {"high": (2,), "low": (1, 3)}
     assert award.shares == {"2": 1500, "1": 750, "3": 750}
 
 
