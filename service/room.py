@@ -407,19 +407,14 @@ class Cardroom:
         ended = next((e for e in events if isinstance(e, HandEnded)), None)
         owed = game.job_owed(reduce(game.evolve, events, hand.state))
         job = (table_id, f"{SHOWDOWN_JOB}:{hand_no}")
-        receipt = None
         if ended is not None:
             table = self.table(table_id)
             settled = table_rules.decide(table.state, SettleHand(hand_no=hand_no,
                                                                  stacks=ended.stacks))
             writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled)))
-
-            def receipt(by_stream):
-                return {receipt_key(table_id, hand_no): self._signed_receipt(
-                    table_id, hand_no, by_stream[stream][-1], ended)}
-        written = self.store.append(writes, owe_job=job if owed else None,
-                                    settle_job=job if ended is not None else None,
-                                    also_set=receipt, **append_args)
+        written = self.store.append(
+            writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
+            also_set=ended and self._receipt(table_id, hand_no, stream, ended), **append_args)
         if owed and self.enqueue_showdown is not None:
             try:
                 self.enqueue_showdown(table_id, hand_no)
@@ -427,11 +422,15 @@ class Cardroom:
                 log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
         return written
 
-    def _signed_receipt(self, table_id: str, hand_no: int, head: Envelope,
-                        ended: HandEnded) -> str:
-        receipt = {"table_id": table_id, "hand_no": hand_no, "version": head.version,
-                   "head_hash": head.hash, "stacks": dict(ended.stacks)}
-        return fairness.canonical_json({"receipt": receipt, "signature": self.keys.sign(receipt)})
+    def _receipt(self, table_id: str, hand_no: int, stream: str, ended: HandEnded):
+        """For ``also_set``: the hand's receipt, signed over its last event, beside it."""
+        def signed(by_stream: dict[str, list[Envelope]]) -> dict[str, str]:
+            head = by_stream[stream][-1]
+            receipt = {"table_id": table_id, "hand_no": hand_no, "version": head.version,
+                       "head_hash": head.hash, "stacks": dict(ended.stacks)}
+            return {receipt_key(table_id, hand_no): fairness.canonical_json(
+                {"receipt": receipt, "signature": self.keys.sign(receipt)})}
+        return signed
 
 
 def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
