@@ -63,14 +63,8 @@ class Variant:
     judge: str = "high"  # a name in ``judging.JUDGES``
     deck: tuple[Card, ...] = STANDARD_DECK
     rules: str = ""  # which rule books the defaults come from
-    hook: str | None = None  # a named house rule, where a variant needs one
 
     def catalog_entry(self) -> dict:
         return {"id": self.id, "name": self.name, "min_players": self.min_players,
                 "max_players": self.max_players, "rules": self.rules,
                 "options": [o.to_dict() for o in self.options]}
-
-    @property
-    def bet_streets(self) -> tuple[int, ...]:
-        """The positions of the betting rounds among the streets."""
-        return tuple(i for i, s in enumerate(self.streets) if isinstance(s, Bet))

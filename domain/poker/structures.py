@@ -46,10 +46,6 @@ class Sizes:
     raise_max: int
     step: int  # allowed totals are the minimum plus whole steps
 
-    @property
-    def raise_by(self) -> int:
-        return self.raise_min
-
 
 def sizes(state: HandState, seat: SeatState) -> Sizes:
     return STRUCTURES[state.options["structure"]](state, seat)
