@@ -214,11 +214,13 @@ class BringInPosted(Event):
 
 @dataclass(frozen=True)
 class BetCompleted(Event):
-    """Stud: a bring-in completed to a full bet (the round's opening bet, not a raise)."""
+    """Stud: a bring-in completed to a full bet (the round's opening bet, not a raise);
+    ``full`` is false for an all-in completion for less."""
 
     seat: int
     to: int
     added: int
+    full: bool = True
 
 
 @dataclass(frozen=True)

@@ -312,12 +312,16 @@ class Cardroom:
                 server_seed=self.keys.server_seed(table_id, opened.hand_no),
                 client_seeds={str(s.seat): s.client_seed for s in dealt}))
             body = {"hand_no": opened.hand_no, "version": len(hand_events)}
+            owed = game.job_owed(reduce(game.evolve, hand_events, new_hand))  # nobody can act
+            job = (table_id, f"{SHOWDOWN_JOB}:{opened.hand_no}")
             self.store.append(
                 [StreamWrite(table_stream(table_id), table.version, sealed([opened])),
                  StreamWrite(hand_stream(table_id, opened.hand_no), 0,
                              sealed(hand_events, opened.game))],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
-                answer=body)
+                answer=body, owe_job=job if owed else None)
+            if owed:
+                self._enqueue(table_id, opened.hand_no)
             return body
         return self._once(idem, attempt, lambda remembered: remembered)
 
@@ -415,12 +419,17 @@ class Cardroom:
         written = self.store.append(
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
             also_set=ended and self._receipt(table_id, hand_no, stream, ended), **append_args)
-        if owed and self.enqueue_showdown is not None:
-            try:
-                self.enqueue_showdown(table_id, hand_no)
-            except Exception:  # the owed marker is written: the sweeper enqueues it later
-                log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
+        if owed:
+            self._enqueue(table_id, hand_no)
         return written
+
+    def _enqueue(self, table_id: str, hand_no: int) -> None:
+        if self.enqueue_showdown is None:
+            return
+        try:
+            self.enqueue_showdown(table_id, hand_no)
+        except Exception:  # the owed marker is written: the sweeper enqueues it later
+            log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
 
     def _receipt(self, table_id: str, hand_no: int, stream: str, ended: HandEnded):
         """For ``also_set``: the hand's receipt, signed over its last event, beside it."""

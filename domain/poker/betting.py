@@ -59,15 +59,13 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
         bring = options["bring_in"]
         if bring > reach and covered:
             return [_call_or_buy(state, seat, bring, covered)]
-        actions = [{"type": "bring_in", "amount": min(bring, reach)}]
-        if sizes.bet_min <= reach:
-            actions.append({"type": "complete", "amount": sizes.bet_min})
-        return actions
+        return [a for a in ({"type": "bring_in", "amount": min(bring, reach)},
+                            _completion(sizes, reach, max(bring, state.current_bet), covered))
+                if a is not None]
     actions = [{"type": "check"} if to_call <= 0 else _call_or_buy(state, seat, state.current_bet,
                                                                    covered)]
     if _completion_open(state):
-        if sizes.bet_min <= reach:
-            actions.append({"type": "complete", "amount": sizes.bet_min})
+        actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
     elif seat.may_raise and not _capped(state) and reach > state.current_bet:
@@ -94,10 +92,13 @@ def action_event(state: HandState, seat: SeatState, kind: str, amount: int | Non
         return ChipsBought(seat=seat.seat, amount=amount)
     if kind == "call":
         return PlayerCalled(seat=seat.seat, to=action["amount"], added=action["amount"] - seat.bet)
-    if kind in ("bring_in", "complete"):
+    if kind == "bring_in":
+        return BringInPosted(seat=seat.seat, to=action["amount"],
+                             added=action["amount"] - seat.bet)
+    if kind == "complete":
         to = action["amount"]
-        cls = BringInPosted if kind == "bring_in" else BetCompleted
-        return cls(seat=seat.seat, to=to, added=to - seat.bet)
+        return BetCompleted(seat=seat.seat, to=to, added=to - seat.bet,
+                            full=to >= structures.sizes(state, seat).bet_min)
     return _aggressive_event(state, seat, kind, amount, action)
 
 
@@ -116,6 +117,15 @@ def _aggressive_event(state, seat, kind, amount, action) -> Event:
     full = amount >= (sizes.bet_min if kind == "bet" else sizes.raise_min)
     cls = BetPlaced if kind == "bet" else PlayerRaised
     return cls(seat=seat.seat, to=amount, added=amount - seat.bet, full=full)
+
+
+def _completion(sizes: structures.Sizes, reach: int, above: int, covered: bool) -> dict | None:
+    """Completing the bring-in to a full bet, or all in for less (above ``above``)."""
+    if sizes.bet_min <= reach:
+        return {"type": "complete", "amount": sizes.bet_min}
+    if not covered and reach > above:
+        return {"type": "complete", "amount": reach, "all_in": True}
+    return None
 
 
 def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> dict:

@@ -27,8 +27,7 @@ def evolve(state: HandState, event: Event) -> HandState:
         case BlindPosted():
             state = _pay(state, event.seat, event.amount, bet=True)
             if event.blind == "big":
-                state = replace(state, big_blind=event.seat, full_bet=True,
-                                raise_size=state.options["big_blind"])
+                state = replace(state, full_bet=True, raise_size=state.options["big_blind"])
             return replace(state, current_bet=max(state.current_bet, state.seat(event.seat).bet))
         case CardsDealt():
             seat = state.seat(event.seat)

@@ -25,12 +25,17 @@ def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
         events += [AntePosted(seat=s.seat, amount=min(ante, s.stack))
                    for s in state.from_left_of_button()]
     if "blinds" in forced:
-        order = state.from_left_of_button()
-        small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
         stacks = {s.seat: s.stack - (min(ante, s.stack) if "ante" in forced else 0)
-                  for s in order}
-        for seat, blind in ((small, "small"), (big, "big")):
-            amount = min(state.options[f"{blind}_blind"], stacks[seat.seat])
+                  for s in state.seats}
+        for seat, blind in zip(blind_seats(state), ("small", "big")):
+            amount = min(state.options[f"{blind}_blind"], stacks[seat])
             if amount:
-                events.append(BlindPosted(seat=seat.seat, amount=amount, blind=blind))
+                events.append(BlindPosted(seat=seat, amount=amount, blind=blind))
     return events
+
+
+def blind_seats(state: HandState) -> tuple[int, int]:
+    """The small and the big blind's seats (whether or not their stacks can post them)."""
+    order = state.from_left_of_button()
+    small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
+    return small.seat, big.seat

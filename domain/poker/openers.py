@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from domain.cards import RANKS, SUITS, parse_card, parse_cards
 from domain.evaluation import high
+from domain.poker.forced import blind_seats
 from domain.poker.state import HandState, SeatState
 
 
@@ -33,17 +34,13 @@ def opener(state: HandState, rule: str) -> int | None:
         chosen = max(showing, key=_BY_CARDS[rule], default=None)  # max keeps the first of ties
         chosen = chosen and chosen.seat
     else:
-        chosen = _blind_seat(state) if rule == "left_of_big_blind" else state.button
+        chosen = blind_seats(state)[1] if rule == "left_of_big_blind" else state.button
         return state.next_seat(chosen, lambda s: s.can_act)
     if chosen is None:
         return state.next_seat(state.button, lambda s: s.can_act)
     if state.seat(chosen).can_act:
         return chosen
     return state.next_seat(chosen, lambda s: s.can_act)
-
-
-def _blind_seat(state: HandState) -> int:
-    return state.big_blind if state.big_blind is not None else state.button
 
 
 def _rank(card: str) -> int:

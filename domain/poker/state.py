@@ -61,7 +61,6 @@ class HandState:
     raises: int = 0  # raises after the opening bet in this round
     last_aggressor: int | None = None  # in this round
     first_bettor: int | None = None  # who opened the first betting round
-    big_blind: int | None = None  # the seat that posted the big blind
     board: tuple[str, ...] = ()
     deck: tuple[str, ...] = ()  # the stub: undealt cards, top first
     mucked: tuple[str, ...] = ()  # discards and folded hands, for a reshuffle

@@ -23,7 +23,7 @@ and the raise cap are the betting module's.
 * ``pot-limit`` (004): a bet up to the pot; a raise up to the pot after the call
   ("a player who raises may count as part of the pot the amount needed to call").
   A raise adds at least the last full bet or raise of the round, and at least
-  ``min_bet``.
+  ``min_bet``, even where the pot is smaller (blinds posted short).
 * ``no-limit`` (004): as pot-limit with no upper limit but the stack.
 """
 
@@ -67,8 +67,8 @@ def _house(state, seat) -> Sizes:
 def _fixed(state, seat) -> Sizes:
     small, big = state.options["small_bet"], state.options["big_bet"]
     size = big if big_round(state) else small
-    if not state.full_bet and _open_pair_choice(state):
-        return Sizes(small, big, 0, 0, big - small or 1)
+    if state.current_bet == 0 and _open_pair_choice(state):
+        return Sizes(small, big, small, big, big - small or 1)
     if state.full_bet and state.raise_size:
         size = state.raise_size
     return Sizes(size, size, state.current_bet + size, state.current_bet + size, size)
@@ -91,8 +91,9 @@ def _spread(state, seat) -> Sizes:
 def _pot_limit(state, seat) -> Sizes:
     least = max(state.raise_size, state.options["min_bet"])
     to_call = state.current_bet - seat.bet
+    raise_min = state.current_bet + least
     return Sizes(state.options["min_bet"], max(state.options["min_bet"], state.pot),
-                 state.current_bet + least, state.current_bet + state.pot + to_call, 1)
+                 raise_min, max(raise_min, state.current_bet + state.pot + to_call), 1)
 
 
 def _no_limit(state, seat) -> Sizes:
