@@ -27,7 +27,8 @@ the same interned `Card` twice: the two copies are indistinguishable.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import count
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -123,33 +124,28 @@ def codes(cards: Iterable[Card]) -> list[str]:
 
 def shuffled(deck: Sequence[Card], seed: str) -> list[Card]:
     """The deck in the order the hex ``seed`` determines (see the module docstring)."""
-    draw = _SeededDraws(bytes.fromhex(seed))
+    words = _stream(bytes.fromhex(seed))
     cards = list(deck)
     for i in range(len(cards) - 1, 0, -1):
-        j = draw(i + 1)
+        n = i + 1
+        limit = _LIMIT - _LIMIT % n
+        x = next(words)
+        while x >= limit:  # rejection keeps every j equally likely
+            x = next(words)
+        j = x % n
         cards[i], cards[j] = cards[j], cards[i]
     return cards
 
 
-class _SeededDraws:
-    """Uniform integers from a SHA-256 counter-mode stream, by rejection sampling."""
+_LIMIT = 2**64
+_WORD = _LIMIT - 1
 
-    def __init__(self, seed: bytes):
-        self._seed = seed
-        self._counter = 0
-        self._buffer = b""
 
-    def _next_u64(self) -> int:
-        if len(self._buffer) < 8:
-            block = hashlib.sha256(self._seed + self._counter.to_bytes(8, "big")).digest()
-            self._counter += 1
-            self._buffer += block
-        value, self._buffer = int.from_bytes(self._buffer[:8], "big"), self._buffer[8:]
-        return value
-
-    def __call__(self, n: int) -> int:
-        limit = 2**64 - (2**64 % n)
-        while True:
-            x = self._next_u64()
-            if x < limit:
-                return x % n
+def _stream(seed: bytes) -> Iterator[int]:
+    """The 8-byte big-endian words of SHA-256(seed || counter), counter 0, 1, ..."""
+    for counter in count():
+        block = int.from_bytes(hashlib.sha256(seed + counter.to_bytes(8, "big")).digest(), "big")
+        yield block >> 192
+        yield (block >> 128) & _WORD
+        yield (block >> 64) & _WORD
+        yield block & _WORD

@@ -180,13 +180,11 @@ def _resolve(key: int, held: tuple[Card, ...]) -> tuple[Card, ...]:
     if category in (v.FLUSH, v.STRAIGHT_FLUSH):
         suit = next(s for s in _SUIT_NUMBER
                     if all(any(c.rank == r and c.suit == s for c in held) for r in need))
-    made, used = [], set()
-    for r in need:
-        i = next(i for i, c in enumerate(held)
-                 if i not in used and c.rank == r and (suit is None or c.suit == suit))
-        used.add(i)
-        made.append(held[i])
-    return tuple(made)
+    by_rank: dict[int, list[Card]] = {}
+    for card in held:
+        if suit is None or card.suit == suit:
+            by_rank.setdefault(card.rank, []).append(card)
+    return tuple(by_rank[r].pop(0) for r in need)
 
 
 def expand(category: int, ranks: list[int]) -> list[int]:

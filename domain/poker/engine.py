@@ -24,7 +24,7 @@ from domain.poker import betting, dealing, openers
 from domain.poker.forced import forced_bets
 from domain.poker.showdown import showdown
 from domain.poker.spec import Bet, Board, Deal, Draw, Variant
-from domain.poker.evolve import evolve
+from domain.poker.evolve import apply
 from domain.poker.state import HandState, SeatState
 from domain.poker.variants import VARIANTS
 
@@ -62,17 +62,37 @@ def legal_actions(state: HandState, seat: int | None) -> list[dict]:
 
 # --- deciding --------------------------------------------------------------
 
+def evolve(state: HandState, event: Event) -> HandState:
+    """Apply one event (``domain.poker.evolve``). ``decide`` has just computed the state
+    after each event it returned, and the caller almost always applies those events next:
+    that result is reused instead of computed again (same state in, same event: evolve is
+    pure, so the answer is the same)."""
+    known = _just_decided.get(id(event))
+    if known is not None and known[0] is event and known[1] is state:
+        return known[2]
+    return apply(state, event)
+
+
+_just_decided: dict[int, tuple[Event, HandState, HandState]] = {}
+
+
 class _Emitter:
-    """Collects events while keeping the state they lead to."""
+    """Collects events while keeping the state they lead to (and remembering each step for
+    ``evolve``)."""
 
     def __init__(self, state: HandState):
+        global _just_decided
         self.state = state
         self.events: list[Event] = []
+        self.steps: dict[int, tuple[Event, HandState, HandState]] = {}
+        _just_decided = self.steps
 
     def __call__(self, *events: Event) -> None:
         for event in events:
+            after = apply(self.state, event)
+            self.steps[id(event)] = (event, self.state, after)
             self.events.append(event)
-            self.state = evolve(self.state, event)
+            self.state = after
 
 
 def _start(state: HandState, command: StartHand) -> list[Event]:

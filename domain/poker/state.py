@@ -85,9 +85,15 @@ class HandState:
                 return s
         raise KeyError(number)
 
-    def with_seat(self, number: int, **changes) -> HandState:
-        return replace(self, seats=tuple(replace(s, **changes) if s.seat == number else s
-                                         for s in self.seats))
+    def with_seat(self, number: int, hand: dict | None = None, **changes) -> HandState:
+        """The state with seat ``number`` changed (and, in the same step, the ``hand``'s own
+        fields changed as ``hand`` says)."""
+        seats = self.seats
+        for i, s in enumerate(seats):
+            if s.seat == number:
+                seats = seats[:i] + (replace(s, **changes),) + seats[i + 1:]
+                return replace(self, seats=seats, **(hand or {}))
+        raise KeyError(number)
 
     def in_hand(self) -> list[SeatState]:
         return [s for s in self.seats if s.in_hand]
@@ -97,8 +103,11 @@ class HandState:
         return self.clockwise_after(self.button)
 
     def clockwise_after(self, seat: int) -> list[SeatState]:
-        """Every seat dealt in, clockwise from the one after ``seat`` (``seat`` last)."""
-        return sorted(self.seats, key=lambda s: (s.seat <= seat, s.seat))
+        """Every seat dealt in, clockwise from the one after ``seat`` (``seat`` last).
+        (``seats`` are in seat order.)"""
+        seats = self.seats
+        split = next((i for i, s in enumerate(seats) if s.seat > seat), len(seats))
+        return [*seats[split:], *seats[:split]]
 
     def next_seat(self, after: int, accept) -> int | None:
         """The first seat clockwise after ``after`` for which ``accept(seat)`` holds."""
