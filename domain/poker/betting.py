@@ -24,27 +24,30 @@ from domain.errors import DomainError
 from domain.events import (BetCompleted, BetPlaced, BringInPosted, ChipsBought, Event,
                            PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised)
 from domain.poker import structures
-from domain.poker.state import HandState, SeatState
+from domain.poker.state import ACTIVE, FOLDED, HandState, SeatState
 
 MAX_PURCHASE = 10**9
 
 
-def needs_action(state: HandState, seat: SeatState) -> bool:
-    if not seat.can_act:
-        return False
-    if seat.bet < state.current_bet:
-        return True
-    return not seat.acted and any(s.can_act for s in state.seats if s.seat != seat.seat)
+def waiting_on(state: HandState) -> list[int]:
+    """The seats that still have to act in this round, in seat order: a player who can act
+    and has not matched the bet, or (while someone else can still act) has not acted since
+    the last full bet or raise. None once one player is left in the hand."""
+    seats = state.seats
+    if sum(s.status != FOLDED for s in seats) <= 1:
+        return []
+    able = sum(s.status == ACTIVE for s in seats)
+    return [s.seat for s in seats if s.status == ACTIVE and (
+        s.bet < state.current_bet or (not s.acted and able > 1))]
 
 
 def round_complete(state: HandState) -> bool:
-    return len(state.in_hand()) <= 1 or not any(needs_action(state, s) for s in state.seats)
+    return not waiting_on(state)
 
 
 def next_to_act(state: HandState, after: int) -> int | None:
-    if round_complete(state):
-        return None
-    return state.next_seat(after, lambda s: needs_action(state, s))
+    waiting = waiting_on(state)
+    return next((s for s in waiting if s > after), waiting[0]) if waiting else None
 
 
 def legal_actions(state: HandState, seat: SeatState) -> list[dict]:

@@ -29,7 +29,7 @@ and the raise cap are the betting module's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from domain.evaluation import high
 from domain.cards import parse_cards
@@ -38,8 +38,7 @@ from domain.poker.state import HandState, SeatState
 NO_LIMIT = 10**15
 
 
-@dataclass(frozen=True)
-class Sizes:
+class Sizes(NamedTuple):
     bet_min: int  # totals for an opening bet
     bet_max: int
     raise_min: int  # totals ("raise to") for a raise on top of ``state.current_bet``
