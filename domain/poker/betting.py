@@ -11,6 +11,7 @@ Amounts are totals for the round ("bet to", "raise to"); the structure
 * A full bet or raise reopens the betting to everyone. An all-in for less than a full
   raise does not reopen it to players who have already acted: they may call or fold.
 * ``max_raises`` caps the raises after the opening bet (null: no cap); no-limit has none.
+  Nobody raises when every other player is all in: there would be no one to call it.
 * A player may fold at any turn, even with nothing to call (000's Example B folds at the
   start of the second round).
 * Stud with a bring-in (003): the seat the cards name brings in (less than a full bet)
@@ -71,7 +72,8 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
         actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
-    elif seat.may_raise and not _capped(state) and reach > state.current_bet:
+    elif (seat.may_raise and not _capped(state) and reach > state.current_bet
+          and any(s.can_act for s in state.seats if s.seat != seat.seat)):
         actions.append(_amounts("raise", sizes.raise_min, sizes.raise_max, sizes.step, reach,
                                 covered))
     actions.append({"type": "fold"})
