@@ -179,9 +179,9 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
     game = game_of(game_id)
     players = players_for_next_hand(state, game_id)
     if not game.min_players <= len(players) <= game.max_players:
-        raise DomainError("not_enough_players", f"{game.name} needs {game.min_players} to "
-                          f"{game.max_players} players whose stacks cover the ante, not "
-                          f"{len(players)}")
+        code = "not_enough_players" if len(players) < game.min_players else "too_many_players"
+        raise DomainError(code, f"{game.name} needs {game.min_players} to {game.max_players} "
+                          f"players whose stacks cover the ante, not {len(players)}")
     numbers = [s.seat for s in players]
     after = [n for n in numbers if state.button is not None and n > state.button]
     return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0],

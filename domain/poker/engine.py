@@ -100,8 +100,10 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
         raise DomainError("hand_already_started", "this hand has already started")
     variant = variant_of(state)
     if not variant.min_players <= len(command.seats) <= variant.max_players:
-        raise DomainError("not_enough_players", f"{variant.name} needs {variant.min_players} "
-                          f"to {variant.max_players} players with chips, not {len(command.seats)}")
+        code = ("not_enough_players" if len(command.seats) < variant.min_players
+                else "too_many_players")
+        raise DomainError(code, f"{variant.name} needs {variant.min_players} to "
+                          f"{variant.max_players} players with chips, not {len(command.seats)}")
     client_seeds = {str(s["seat"]): command.client_seeds.get(str(s["seat"]), "")
                     for s in command.seats}
     emit = _Emitter(state)

@@ -466,7 +466,7 @@ def test_naming_a_game_needs_the_option_and_a_fitting_table(room, catalog):
     crowded = create_table(api, too_many, game="texas-holdem", options={"dealers_choice": True})
     resp = api.post(f"{crowded.path}/hands", {"game": "five-card-draw"}, token=crowded.admin)
     assert resp.status == 422, resp
-    assert resp.json["code"] == "not_enough_players", resp  # the domain's code for "does not fit"
+    assert resp.json["code"] == "too_many_players", resp
     assert crowded.read()["current_hand"] is None and crowded.read()["last_hand"] is None
     resp = api.post(f"{crowded.path}/hands", {"game": "canasta"}, token=crowded.admin)
     assert resp.status == 422 and resp.json["code"] == "unknown_game", resp
