@@ -37,7 +37,7 @@ import io
 import platform
 import pstats
 import random
-import re
+
 import subprocess
 import sys
 import time
@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.report import write_section  # noqa: E402
 from tests.poker.pokerkit_bridge import (Divergence, play, replay_in_engine,  # noqa: E402
                                          replay_in_pokerkit, table)
 
@@ -208,18 +209,6 @@ def render(results, profiled, args, code: str) -> str:
         lines += [f"| `{where}` | {calls:,} | {100 * ct / total:.1f} |"
                   for tt, ct, calls, where in by_cumulative]
     return "\n".join(lines) + "\n"
-
-
-def write_section(path: Path, section: str) -> None:
-    """Replace this benchmark's section of ``path`` (up to the next top-level heading), or
-    add it at the end; the other sections stay as they are."""
-    text = path.read_text() if path.exists() else ""
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^# |\Z)", re.S | re.M)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section + "\n", text, count=1)
-    else:
-        text = text.rstrip("\n") + ("\n\n" if text else "") + section
-    path.write_text(text.rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":

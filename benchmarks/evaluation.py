@@ -29,6 +29,7 @@ import treys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.report import write_section  # noqa: E402
 from domain.cards import STANDARD_DECK  # noqa: E402
 from domain.evaluation import high, of_ranks  # noqa: E402
 from domain.evaluation.batch import high_batch  # noqa: E402
@@ -118,7 +119,7 @@ def main() -> None:
     batch = np.tile(batch, (max(1, 1_000_000 // len(batch)), 1))
     batch_rate = rate(high_batch, batch)
     report = render(results, wild_rows, batch_rate, len(batch), args.hands)
-    Path(args.out).write_text(report)
+    write_section(Path(args.out), report)
     print(report)
 
 
