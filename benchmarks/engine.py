@@ -37,7 +37,6 @@ import io
 import platform
 import pstats
 import random
-
 import subprocess
 import sys
 import time
