@@ -14,7 +14,7 @@ this module holds what every game shares.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from domain.events import Event
@@ -25,6 +25,7 @@ class Viewer:
     role: str  # player, admin or auditor
     seat: int | None = None
     player_id: str | None = None
+    revealed: bool = False  # the reveal applies (a hand read at an earlier event of its end)
 
     def owns(self, seat: int) -> bool:
         return self.role == "player" and self.seat == seat
@@ -35,14 +36,14 @@ def as_dealt(viewer: Viewer, state: Any) -> Viewer:
     seat (they sat down after the hand began) sees only what everyone sees."""
     dealt = any(s.seat == viewer.seat and s.player_id == viewer.player_id for s in state.seats)
     if viewer.role == "player" and not dealt:
-        return Viewer("player", None, viewer.player_id)
+        return replace(viewer, seat=None)
     return viewer
 
 
 def sees_everything(viewer: Viewer, state: Any) -> bool:
     """The reveal: after the end, the auditor (or, with ``reveal: everyone``, anyone)
     sees the seed, the deck and every card."""
-    return state.status == "ended" and (
+    return viewer.revealed or state.status == "ended" and (
         viewer.role == "auditor" or state.options.get("reveal") == "everyone")
 
 

@@ -19,7 +19,7 @@ import secrets
 import threading
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any, Callable
 
@@ -154,10 +154,25 @@ class Cardroom:
         return self.cache.load(hand_stream(table_id, hand_no),
                                lambda: game.initial_state(table.options), game.evolve)
 
-    def hand_view(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
+    def hand_view(self, table_id: str, hand_no: int, viewer: Viewer, at: int | None = None,
+                  ) -> dict:
+        """The hand as ``viewer`` may see it now, or just after event ``at``: what they could
+        see then, and everything where the reveal now applies to them (the hand has ended)."""
         hand = self.hand(table_id, hand_no)
-        view = {"table_id": table_id, "version": hand.version, **view_hand(hand.state, viewer)}
-        if sees_everything(viewer, hand.state):
+        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
+        state, version = hand.state, hand.version
+        if at is not None:
+            if not 1 <= at <= hand.version:
+                raise DomainError("version_out_of_range", f"hand {hand_no} has events 1 to "
+                                  f"{hand.version}, not {at}")
+            game = game_of(hand.state.game)
+            table = self.table(table_id).state
+            events = self.store.read(hand_stream(table_id, hand_no))[:at]
+            state = reduce(game.evolve, map(opened_event, events),
+                           game.initial_state(table.options))
+            version = at
+        view = {"table_id": table_id, "version": version, **view_hand(state, viewer)}
+        if viewer.revealed:
             view["server_seed"] = self.keys.server_seed(table_id, hand_no)
         return view
 

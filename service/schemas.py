@@ -68,5 +68,9 @@ class Action(Strict):
                                       load_default=None, allow_none=True)
 
 
+class HandQuery(Strict):
+    at = fields.Integer(validate=validate.Range(min=1, max=MAX_VERSION), load_default=None)
+
+
 class EventsQuery(Strict):
     after = fields.Integer(validate=validate.Range(min=0, max=MAX_VERSION), load_default=0)

@@ -442,3 +442,33 @@ def test_the_published_deck_algorithm_reimplemented_from_its_text_gives_the_same
         j = draw(i + 1)
         deck[i], deck[j] = deck[j], deck[i]
     assert deck == fairness.deck_order(server_seed, client_seeds, hand_no)
+
+
+# --- a hand at any event (issue 8's replay) --------------------------------------
+
+
+def test_a_hand_read_at_an_event_shows_what_the_reader_could_see_then(client, fake_backend,
+                                                                      table):
+    hand_no = start_hand(client, table)
+    dealt = get(client, table, hand_no, "", table["players"][2])
+    act(client, table, hand_no, 2, type="bet", amount=25)
+    at = dealt["version"]
+    then = get(client, table, hand_no, f"?at={at}", table["players"][2])
+    assert then["version"] == at and then["current_bet"] == 0 and then["to_act"] == 2
+    assert then["seats"][1]["cards"] == dealt["seats"][1]["cards"]
+    assert then["seats"][0]["cards"] == [None] * 5  # still seat 1's secret
+    early = get(client, table, hand_no, "?at=1", table["auditor"])
+    assert early["seats"][0]["cards"] == [] and early["server_seed"] is None
+    for seat in (3, 1):
+        act(client, table, hand_no, seat, type="fold")
+    ended = get(client, table, hand_no, f"?at={at}", table["auditor"])  # the hand has ended
+    assert None not in ended["seats"][0]["cards"] and ended["server_seed"]
+    player = get(client, table, hand_no, f"?at={at}", table["players"][2])
+    assert player["seats"][0]["cards"] == [None] * 5 and player["server_seed"] is None
+    last = get(client, table, hand_no, "", table["players"][2])["version"]
+    for wrong in (0, last + 1):
+        response = client.get(hand_url(table, hand_no, f"?at={wrong}"), headers=table["auditor"])
+        assert response.status_code == 422
+        assert response.json["code"] in ("version_out_of_range", "invalid_request")
+    response = client.get(hand_url(table, hand_no, f"?at={last + 1}"), headers=table["auditor"])
+    assert response.json["code"] == "version_out_of_range"

@@ -577,3 +577,10 @@ def _bet_the_most(legal: dict, cards: list, played: set[str]) -> dict:
     if "bet" in legal:
         return {"type": "bet", "amount": legal["bet"]["max"]}
     return {"type": "call"} if "call" in legal else {"type": "check"}
+
+
+def test_at_query_parameter_matches_the_hand_query_schema(spec):
+    at = spec["components"]["parameters"]["At"]
+    field = schemas.HandQuery().fields["at"]
+    assert (at["schema"]["minimum"], at["schema"]["maximum"]) == (
+        field.validators[0].min, field.validators[0].max)

@@ -27,7 +27,8 @@ def start_hand(table_id: str):
 @hands.get("/<int:hand_no>")
 def read_hand(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    view = room().hand_view(table_id, hand_no, caller)
+    at = schemas.HandQuery().load(request.args)["at"]
+    view = room().hand_view(table_id, hand_no, caller, at)
     return view, 200, {"ETag": f'"{view["version"]}"'}
 
 
