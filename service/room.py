@@ -171,6 +171,11 @@ class Cardroom:
             state = reduce(game.evolve, map(opened_event, events),
                            game.initial_state(table.options))
             version = at
+        return self._seen(table_id, hand_no, version, state, viewer)
+
+    def _seen(self, table_id: str, hand_no: int, version: int, state: Any,
+              viewer: Viewer) -> dict:
+        """The hand read: the state at ``version`` as ``viewer`` sees it."""
         view = {"table_id": table_id, "version": version, **view_hand(state, viewer)}
         if viewer.revealed:
             view["server_seed"] = self.keys.server_seed(table_id, hand_no)
@@ -184,14 +189,24 @@ class Cardroom:
                 for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
 
     def history(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
-        """Everything ``python3 -m domain.fairness verify`` needs, as ``viewer`` may see it."""
+        """Everything ``python3 -m domain.fairness verify`` needs, as ``viewer`` may see it,
+        and beside each event the hand just after it (as ``hand_view(at=...)`` gives it),
+        replayed once from the start."""
         hand = self.hand(table_id, hand_no)
-        events = self.hand_events(table_id, hand_no, viewer)
+        viewer = as_dealt(viewer, hand.state)
+        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
+        game = game_of(hand.state.game)
+        state = game.initial_state(self.table(table_id).state.options)
+        events = []
+        for envelope in self.store.read(hand_stream(table_id, hand_no)):
+            state = game.evolve(state, opened_event(envelope))
+            events.append({**project(envelope, viewer, hand.state),
+                           "state": self._seen(table_id, hand_no, envelope.version, state,
+                                               viewer)})
         return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
                 "version": len(events), "events": events,
-                "server_seed": (self.keys.server_seed(table_id, hand_no)
-                                if sees_everything(as_dealt(viewer, hand.state), hand.state)
-                                else None),
+                "server_seed": self.keys.server_seed(table_id, hand_no) if viewer.revealed
+                else None,
                 "receipt": self.store.get_json(receipt_key(table_id, hand_no)),
                 "public_key": self.keys.public_key}
 

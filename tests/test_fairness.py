@@ -472,3 +472,15 @@ def test_a_hand_read_at_an_event_shows_what_the_reader_could_see_then(client, fa
         assert response.json["code"] in ("version_out_of_range", "invalid_request")
     response = client.get(hand_url(table, hand_no, f"?at={last + 1}"), headers=table["auditor"])
     assert response.json["code"] == "version_out_of_range"
+
+
+def test_the_history_gives_the_state_after_every_event_as_the_hand_read_at_it(
+        client, fake_backend, table):
+    hand_no = finished_hand(client, fake_backend, table)
+    for who in (table["players"][2], table["auditor"]):
+        history = get(client, table, hand_no, "/history", who)
+        for event in history["events"][::3] + history["events"][-1:]:
+            at = get(client, table, hand_no, f"?at={event['version']}", who)
+            assert event["state"] == at and at["version"] == event["version"]
+        assert history["events"][-1]["state"]["status"] == "ended"
+        assert all(c["ok"] for c in fairness.verify_history(history))
