@@ -8,7 +8,8 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from domain.errors import DomainError
 from service.backend import Outage, store_unavailable
-from service.room import NotFound, StaleVersion
+from service.reads import NotFound
+from service.room import StaleVersion
 
 # Domain refusals are 422 unless they are about who may act or about timing.
 DOMAIN_STATUS = {"not_your_turn": 403, "not_in_hand": 403, "hand_in_progress": 409,

@@ -1,13 +1,12 @@
-"""The service layer: each client command, from loading state to the one atomic append.
+"""The service layer: each client command, from loading state to the one atomic append
+(the reads are ``service.reads``').
 
-Routes call one method here; every game rule stays in ``domain``. State is
-rebuilt by replaying a stream (``ReplayCache`` replays only what it has not
-seen). Every write is one ``EventStore.append``: a hand's last events, the
-table's ``HandSettled`` and the hand's signed receipt land together or not at all.
+Routes call one method here; every game rule stays in ``domain``. Every write is one
+``EventStore.append``: a hand's last events, the table's ``HandSettled`` and the
+hand's signed receipt land together or not at all.
 
-Hidden values are sealed on the way in (``domain.fairness.seal``: commitments in
-the chained data, openings beside it) and each reader gets the openings
-``domain.views`` allows them. Seeds and tokens are derived from the secret key
+Hidden values are sealed on the way in (``domain.fairness.seal``: commitments in the
+chained data, openings beside it). Seeds and tokens are derived from the secret key
 (``service.keys``), so neither is ever stored.
 """
 
@@ -16,24 +15,22 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-import threading
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import reduce
-from typing import Any, Callable
+from typing import Callable
 
 from domain import fairness
 from domain import table as table_rules
-from domain.audit import audit_hand
 from domain.commands import (Act, AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
                              SetClientSeed, SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
-from domain.events import Event, HandEnded, event_from_dict
+from domain.events import Event, HandEnded
 from domain.games import GAMES
 from domain.games import game as game_of
-from domain.views import Viewer, as_dealt, hidden_values, sees_everything, view_hand, visible_openings
+from domain.views import Viewer, hidden_values
 from service.keys import Keys
+from service.reads import Loaded, Reads, project
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
                            StreamWrite, VersionConflict, hand_stream, receipt_key, table_stream)
 
@@ -41,12 +38,6 @@ log = logging.getLogger(__name__)
 
 SHOWDOWN_JOB = "showdown"
 RETRIES = 8  # attempts when a write races with another on a stream the client did not pin
-
-
-class NotFound(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 class StaleVersion(Exception):
@@ -67,55 +58,6 @@ class ClientKey:
     fingerprint: str
 
 
-@dataclass(frozen=True)
-class Loaded:
-    state: Any
-    version: int
-    head_hash: str = fairness.GENESIS_HASH
-
-
-class ReplayCache:
-    """State per stream and version, so a read replays only events it has not seen.
-
-    Bounded (least recently used out); a stream that is missing its cached head (it
-    was shortened or rewritten) is replayed anew; nothing is kept for an empty stream."""
-
-    def __init__(self, store: EventStore, to_event: Callable[[Envelope], Event],
-                 size: int = 2048):
-        self.store, self.to_event, self.size = store, to_event, size
-        self._states: OrderedDict[str, Loaded] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def load(self, stream: str, initial: Callable[[], Any], evolve) -> Loaded:
-        with self._lock:
-            cached = self._states.get(stream)
-        new = []
-        if cached is not None:
-            new = self.store.read(stream, after=cached.version - 1)
-            if new and new[0].version == cached.version and new[0].hash == cached.head_hash:
-                new = new[1:]
-            else:
-                cached = None
-        if cached is None:
-            cached, new = Loaded(initial(), 0), self.store.read(stream)
-        state = reduce(evolve, (self.to_event(e) for e in new), cached.state)
-        loaded = Loaded(state, cached.version + len(new), new[-1].hash if new else cached.head_hash)
-        with self._lock:
-            if loaded.version:
-                self._states[stream] = loaded
-                self._states.move_to_end(stream)
-            else:
-                self._states.pop(stream, None)
-            while len(self._states) > self.size:
-                self._states.popitem(last=False)
-        return loaded
-
-
-def opened_event(envelope: Envelope) -> Event:
-    """The domain event of an envelope, its hidden values put back from the openings."""
-    return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
-
-
 def sealed(events: list[Event], game_id: str | None = None) -> list[NewEvent]:
     """The events with the values a game hides (none at a table) sealed."""
     new = []
@@ -127,132 +69,13 @@ def sealed(events: list[Event], game_id: str | None = None) -> list[NewEvent]:
     return new
 
 
-class Cardroom:
+class Cardroom(Reads):
+    """Every client command and the showdown job; the reads are ``Reads``'."""
+
     def __init__(self, store: EventStore, keys: Keys,
                  enqueue_showdown: Callable[[str, int], None] | None):
-        self.store = store
-        self.keys = keys
-        self.cache = ReplayCache(store, opened_event)
+        super().__init__(store, keys)
         self.enqueue_showdown = enqueue_showdown
-
-    # --- reads -------------------------------------------------------------
-
-    def table(self, table_id: str) -> Loaded:
-        if "{" in table_id or "}" in table_id:  # never a table id: braces are the key's hash tag
-            raise NotFound("table_not_found", f"no table {table_id}")
-        loaded = self.cache.load(table_stream(table_id), table_rules.initial_state,
-                                 table_rules.evolve)
-        if not loaded.state.created:
-            raise NotFound("table_not_found", f"no table {table_id}")
-        return loaded
-
-    def hand(self, table_id: str, hand_no: int) -> Loaded:
-        table = self.table(table_id).state
-        if not 1 <= hand_no <= table.hand_no:
-            raise NotFound("hand_not_found", f"table {table_id} has no hand {hand_no}")
-        game = game_of(table.hand_games[hand_no - 1])
-        return self.cache.load(hand_stream(table_id, hand_no),
-                               lambda: game.initial_state(table.options), game.evolve)
-
-    def hand_view(self, table_id: str, hand_no: int, viewer: Viewer, at: int | None = None,
-                  ) -> dict:
-        """The hand as ``viewer`` may see it now, or just after event ``at``: what they could
-        see then, and everything where the reveal now applies to them (the hand has ended)."""
-        hand = self.hand(table_id, hand_no)
-        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
-        state, version = hand.state, hand.version
-        if at is not None:
-            if not 1 <= at <= hand.version:
-                raise DomainError("version_out_of_range", f"hand {hand_no} has events 1 to "
-                                  f"{hand.version}, not {at}")
-            game = game_of(hand.state.game)
-            table = self.table(table_id).state
-            events = self.store.read(hand_stream(table_id, hand_no))[:at]
-            state = reduce(game.evolve, map(opened_event, events),
-                           game.initial_state(table.options))
-            version = at
-        return self._seen(table_id, hand_no, version, state, viewer)
-
-    def _seen(self, table_id: str, hand_no: int, version: int, state: Any,
-              viewer: Viewer) -> dict:
-        """The hand read: the state at ``version`` as ``viewer`` sees it."""
-        view = {"table_id": table_id, "version": version, **view_hand(state, viewer)}
-        if viewer.revealed:
-            view["server_seed"] = self.keys.server_seed(table_id, hand_no)
-        return view
-
-    def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
-                    ) -> list[dict]:
-        state = self.hand(table_id, hand_no).state
-        viewer = as_dealt(viewer, state)
-        return [project(e, viewer, state)
-                for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
-
-    def history(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
-        """Everything ``python3 -m domain.fairness verify`` needs, as ``viewer`` may see it,
-        and beside each event the hand just after it (as ``hand_view(at=...)`` gives it),
-        replayed once from the start."""
-        hand = self.hand(table_id, hand_no)
-        viewer = as_dealt(viewer, hand.state)
-        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
-        game = game_of(hand.state.game)
-        state = game.initial_state(self.table(table_id).state.options)
-        events = []
-        for envelope in self.store.read(hand_stream(table_id, hand_no)):
-            state = game.evolve(state, opened_event(envelope))
-            events.append({**project(envelope, viewer, hand.state),
-                           "state": self._seen(table_id, hand_no, envelope.version, state,
-                                               viewer)})
-        return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
-                "version": len(events), "events": events,
-                "server_seed": self.keys.server_seed(table_id, hand_no) if viewer.revealed
-                else None,
-                "receipt": self.store.get_json(receipt_key(table_id, hand_no)),
-                "public_key": self.keys.public_key}
-
-    def receipt(self, table_id: str, hand_no: int) -> dict:
-        if self.hand(table_id, hand_no).state.status != "ended":
-            raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; its receipt is "
-                              "signed when it does")
-        signed = self.store.get_json(receipt_key(table_id, hand_no))
-        if signed is None:
-            raise NotFound("receipt_not_found", f"hand {hand_no} ended without a stored receipt; "
-                           "its audit fails")
-        return {**signed, "public_key": self.keys.public_key}
-
-    def audit(self, table_id: str, hand_no: int) -> dict:
-        """Every check of a hand, read afresh from the store (never from the cache)."""
-        self.hand(table_id, hand_no)
-        envelopes = self.store.read(hand_stream(table_id, hand_no))
-        table_envelopes = self.store.read(table_stream(table_id))
-        ended = any(e.type == "HandEnded" for e in envelopes)
-        document = {"table_id": table_id, "hand_no": hand_no, "version": len(envelopes),
-                    "events": [{**e.to_dict(), "openings": e.openings} for e in envelopes],
-                    "server_seed": self.keys.server_seed(table_id, hand_no) if ended else None,
-                    "receipt": self.store.get_json(receipt_key(table_id, hand_no))}
-        checks = fairness.verify_history(document, self.keys.public_key)
-        table_problem = fairness.chain_problem([e.to_dict() for e in table_envelopes])
-        checks.append({"name": "table_chain", "ok": table_problem is None,
-                       "detail": table_problem or f"{len(table_envelopes)} table events chained"})
-        checks += self._rule_checks(hand_no, envelopes, table_envelopes, document["server_seed"])
-        audit = {"table_id": table_id, "hand_no": hand_no,
-                 "status": "ended" if ended else "in_progress"}
-        if not ended:
-            checks = [c for c in checks if not c.get("skipped")]
-            audit["note"] = ("the hand is in progress: the chain, the commitments and the start "
-                             "are checked now; the seed, the deck, the receipt, the settlement "
-                             "and the rules once it has ended")
-        return {**audit, "valid": all(c["ok"] for c in checks), "checks": checks}
-
-    @staticmethod
-    def _rule_checks(hand_no, envelopes, table_envelopes, server_seed) -> list[dict]:
-        try:
-            events = [opened_event(e) for e in envelopes]
-            table_events = [opened_event(e) for e in table_envelopes]
-        except (KeyError, TypeError, ValueError) as error:
-            return [{"name": "replay_legality", "ok": False,
-                     "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
-        return audit_hand(hand_no, events, table_events, server_seed)
 
     # --- table commands ----------------------------------------------------
 
@@ -477,10 +300,3 @@ def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
     if client_key is None or scope is None:
         return None
     return Idempotency(table_id, scope, client_key.key, client_key.fingerprint)
-
-
-def project(envelope: Envelope, viewer: Viewer, state: Any) -> dict:
-    """A stored event as ``viewer`` receives it: the chained fields (commitments in place of
-    hidden values) and the openings they may see."""
-    visible = visible_openings(opened_event(envelope), viewer, state)
-    return {**envelope.to_dict(), "openings": {p: envelope.openings[p] for p in visible}}

@@ -6,7 +6,8 @@ import fakeredis
 from domain import table as table_rules
 from domain.commands import CreateTable, SeatPlayer
 from service.keys import Keys, new_key_pair
-from service.room import ReplayCache, opened_event, sealed
+from service.reads import ReplayCache, opened_event
+from service.room import sealed
 from service.store import EventStore, StreamWrite, table_stream
 
 KEYS = Keys.from_hex(*new_key_pair())
