@@ -109,19 +109,23 @@ class Reads:
         """The hand as ``viewer`` may see it now, or just after event ``at``: what they could
         see then, and everything where the reveal now applies to them (the hand has ended)."""
         hand = self.hand(table_id, hand_no)
-        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
-        state, version = hand.state, hand.version
-        if at is not None:
-            if not 1 <= at <= hand.version:
-                raise DomainError("version_out_of_range", f"hand {hand_no} has events 1 to "
-                                  f"{hand.version}, not {at}")
-            game = game_of(hand.state.game)
-            table = self.table(table_id).state
-            events = self.store.read(hand_stream(table_id, hand_no))[:at]
-            state = reduce(game.evolve, map(opened_event, events),
-                           game.initial_state(table.options))
-            version = at
-        return self._seen(table_id, hand_no, version, state, viewer)
+        viewer = _reader(viewer, hand.state)
+        if at is None:
+            return self._seen(table_id, hand_no, hand.version, hand.state, viewer)
+        if not 1 <= at <= hand.version:
+            raise DomainError("version_out_of_range", f"hand {hand_no} has events 1 to "
+                              f"{hand.version}, not {at}")
+        _, state = next(step for step in self._replayed(table_id, hand_no, hand.state)
+                        if step[0].version == at)
+        return self._seen(table_id, hand_no, at, state, viewer)
+
+    def _replayed(self, table_id: str, hand_no: int, now: Any):
+        """Each stored event of the hand with the state just after it, from the start."""
+        game = game_of(now.game)
+        state = game.initial_state(self.table(table_id).state.options)
+        for envelope in self.store.read(hand_stream(table_id, hand_no)):
+            state = game.evolve(state, opened_event(envelope))
+            yield envelope, state
 
     def _seen(self, table_id: str, hand_no: int, version: int, state: Any,
               viewer: Viewer) -> dict:
@@ -143,16 +147,10 @@ class Reads:
         and beside each event the hand just after it (as ``hand_view(at=...)`` gives it),
         replayed once from the start."""
         hand = self.hand(table_id, hand_no)
-        viewer = as_dealt(viewer, hand.state)
-        viewer = replace(viewer, revealed=sees_everything(viewer, hand.state))
-        game = game_of(hand.state.game)
-        state = game.initial_state(self.table(table_id).state.options)
-        events = []
-        for envelope in self.store.read(hand_stream(table_id, hand_no)):
-            state = game.evolve(state, opened_event(envelope))
-            events.append({**project(envelope, viewer, hand.state),
-                           "state": self._seen(table_id, hand_no, envelope.version, state,
-                                               viewer)})
+        viewer = _reader(as_dealt(viewer, hand.state), hand.state)
+        events = [{**project(envelope, viewer, hand.state),
+                   "state": self._seen(table_id, hand_no, envelope.version, state, viewer)}
+                  for envelope, state in self._replayed(table_id, hand_no, hand.state)]
         return {"table_id": table_id, "hand_no": hand_no, "status": hand.state.status,
                 "version": len(events), "events": events,
                 "server_seed": self.keys.server_seed(table_id, hand_no) if viewer.revealed
@@ -203,6 +201,12 @@ class Reads:
             return [{"name": "replay_legality", "ok": False,
                      "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
         return audit_hand(hand_no, events, table_events, server_seed)
+
+
+def _reader(viewer: Viewer, now: Any) -> Viewer:
+    """The viewer, marked ``revealed`` where the reveal applies to them now: then they see
+    everything also at the hand's earlier events."""
+    return replace(viewer, revealed=sees_everything(viewer, now))
 
 
 def project(envelope: Envelope, viewer: Viewer, state: Any) -> dict:
