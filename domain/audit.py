@@ -6,7 +6,8 @@ The cryptographic checks (chain, commitments, seeds, deck, receipt) are
 * ``completeness``: a hand the table says has ended ends with ``HandEnded``
   (a truncated hand fails), and an ended hand was settled at the table.
 * ``table_start``: the hand began with the seats, stacks, button, options,
-  client seeds and seed commitment the table had published for it.
+  client seeds and seed commitment the table had published for it (an imported
+  hand: with the game and number of the table's ``HandImported``).
 * ``table_settlement``: the table took back exactly the hand's final stacks.
 * ``replay_legality``: every event is what the rules decide for the move it
   records, re-decided from the state before it (this also re-derives the deck
@@ -23,8 +24,8 @@ from functools import reduce
 
 from domain import table as table_rules
 from domain.errors import DomainError
-from domain.events import (ChipsBought, Event, HandEnded, HandOpened, HandSettled, HandStarted,
-                           PotAwarded)
+from domain.events import (ChipsBought, Event, HandEnded, HandImported, HandOpened, HandSettled,
+                           HandStarted, PotAwarded)
 from domain.games import game as game_of
 
 
@@ -73,6 +74,12 @@ def _table_start(hand_no, events, table_events) -> str | None:
     if not events or not isinstance(events[0], HandStarted):
         return "the hand does not begin with HandStarted"
     started = events[0]
+    imported = next((e for e in table_events
+                     if isinstance(e, HandImported) and e.hand_no == hand_no), None)
+    if imported is not None:
+        if (started.game, started.hand_no) != (imported.game, hand_no) or not started.source:
+            return "HandStarted differs from the table's HandImported"
+        return None
     position = next(i for i, e in enumerate(table_events)
                     if isinstance(e, HandOpened) and e.hand_no == hand_no)
     before = reduce(table_rules.evolve, table_events[:position], table_rules.initial_state())

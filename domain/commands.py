@@ -15,6 +15,7 @@ class CreateTable:
     admin_token_hash: str
     auditor_token_hash: str
     next_seed_commitment: str
+    imports: bool = False  # an import table: its hands are imported, nobody sits down
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,12 @@ class OpenHand:
 
 
 @dataclass(frozen=True)
+class ImportHand:
+    game: str
+    dealt_in: tuple
+
+
+@dataclass(frozen=True)
 class SettleHand:
     hand_no: int
     stacks: dict  # seat (as str) -> stack
@@ -64,6 +71,8 @@ class StartHand:
     seats: tuple  # of {"seat", "name", "stack", "player_id"}
     server_seed: str  # hex; never in an event, only its commitment
     client_seeds: dict  # seat (as str) -> client seed, for every seat dealt in
+    deck: tuple | None = None  # an imported hand's deck, instead of the seeds'
+    source: dict | None = None  # an imported hand's ``HandStarted.source``
 
 
 @dataclass(frozen=True)

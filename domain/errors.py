@@ -2,9 +2,11 @@
 
 
 class DomainError(Exception):
-    """A command the rules refuse. ``code`` is stable; ``message`` is for people."""
+    """A command the rules refuse. ``code`` is stable; ``message`` is for people; ``extra``
+    are facts a client can act on (they become members of the problem document)."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: str, message: str, **extra):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.extra = extra

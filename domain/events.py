@@ -62,6 +62,7 @@ class TableCreated(Event):
     auditor_token_hash: str
     next_seed_commitment: str
     requested: dict = field(default_factory=dict)  # the options as the client gave them
+    imports: bool = False  # an import table (``HandImported``)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,16 @@ class PlayerLeft(Event):
 
 
 @dataclass(frozen=True)
+class HandImported(Event):
+    """A hand played elsewhere, imported at an import table (``POST /v1/imports/phh``):
+    it takes the table's next hand number; its own events say where its cards came from."""
+
+    hand_no: int
+    game: str
+    dealt_in: tuple = ()
+
+
+@dataclass(frozen=True)
 class HandOpened(Event):
     """A hand begins at the table: ``dealt_in`` are its seats and ``game`` its game (the
     table's, or the dealer's choice); ``next_seed_commitment`` publishes the commitment of
@@ -123,7 +134,12 @@ class HandStarted(Event):
     """``deck`` (top card first) is hidden: it is stored as a commitment and opened to
     whom the table's ``reveal`` option allows once the hand has ended. It is the deck
     ``domain.fairness.deck_order`` derives from the server seed committed to by
-    ``seed_commitment`` and the ``client_seeds`` of the seats dealt in."""
+    ``seed_commitment`` and the ``client_seeds`` of the seats dealt in.
+
+    An imported hand (``domain.phh``) has no seeds: its ``source`` says where its cards
+    came from (``{"format": "phh", "forced": ..., "unknown": [...]}``), its deck is the
+    one the document deals, and ``source["forced"]`` holds the document's forced bets
+    seat by seat (``{"antes": {seat: amount}, "blinds": {seat: amount}}``)."""
 
     game: str
     hand_no: int
@@ -133,6 +149,7 @@ class HandStarted(Event):
     seed_commitment: str
     client_seeds: dict  # seat (as str) -> client seed
     deck: tuple
+    source: dict = field(default_factory=dict)  # empty: shuffled here from the seeds
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,8 @@ class AntePosted(Event):
 
 @dataclass(frozen=True)
 class BlindPosted(Event):
-    """A blind: ``blind`` is small or big; it counts as the seat's bet in the first round."""
+    """A blind: ``blind`` is small, big or straddle (imported hands); it counts as the
+    seat's bet in the first round."""
 
     seat: int
     amount: int

@@ -238,6 +238,8 @@ def _seed(history, events, _key) -> str:
     if not seed:
         raise Skipped("the server seed is not revealed to this viewer")
     started = _started(events)
+    if _imported(started):
+        return "no seed: the hand was imported, its cards came from its document"
     if seed_commitment(seed) != started["data"]["seed_commitment"]:
         raise Problem(f"event {started['version']}: the server seed does not match "
                       "seed_commitment")
@@ -250,9 +252,8 @@ def _deck(history, events, _key) -> str:
     opening = started and (started.get("openings") or {}).get("/deck")
     if not seed or not opening:
         raise Skipped("the deck is not revealed to this viewer")
-    data = started["data"]
-    deck = deck_order(seed, data["client_seeds"], data["hand_no"])
-    if opening["value"] != deck:
+    data, deck = started["data"], opening["value"]
+    if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
     seen: set = set()
     for event in events:
@@ -266,7 +267,12 @@ def _deck(history, events, _key) -> str:
                 raise Problem(f"event {event['version']}: {card} is not in the deck or was "
                               "dealt twice")
             seen.add(card)
-    return f"the deck matches the seeds; {len(seen)} dealt cards came from it once each"
+    origin = "was imported" if _imported(started) else "matches the seeds"
+    return f"the deck {origin}; {len(seen)} dealt cards came from it once each"
+
+
+def _imported(started: dict) -> bool:
+    return bool(started["data"].get("source"))
 
 
 def _receipt(history, events, public_key) -> str:

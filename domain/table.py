@@ -20,6 +20,9 @@ Choices where the rule books are silent or differ:
   be covered", chips may be added between hands).
 * A player's client seed may change at any time; it counts for the hands that
   start after the change (the deck of a hand in progress is already fixed).
+* An import table (``imports``) seats nobody and deals nothing: its hands are
+  played elsewhere and imported (``HandImported``, then the hand's own events and
+  ``HandSettled`` in one write), each with the players and stacks of its document.
 * The commitment to a hand's server seed is published when the table is
   created (hand 1) and when the hand before it opens, so it is fixed before
   the players' client seeds for that hand are, even if they change mid-hand.
@@ -29,11 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from domain.commands import (AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
-                             SetClientSeed, SettleHand)
+from domain.commands import (AddChips, CreateTable, ImportHand, LeaveTable, OpenHand,
+                             SeatPlayer, SetClientSeed, SettleHand)
 from domain.errors import DomainError
-from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandOpened, HandSettled,
-                           PlayerLeft, PlayerSeated, TableCreated)
+from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, HandOpened,
+                           HandSettled, PlayerLeft, PlayerSeated, TableCreated)
 from domain.games import game as game_of
 from domain.options import resolve_options
 
@@ -63,6 +66,7 @@ class TableState:
     admin_token_hash: str = ""
     auditor_token_hash: str = ""
     next_seed_commitment: str = ""
+    imports: bool = False
 
     @property
     def created(self) -> bool:
@@ -81,6 +85,7 @@ def decide(state: TableState, command) -> list[Event]:
         case CreateTable():
             return [_create(state, command)]
         case SeatPlayer():
+            _not_imports(state)
             return [_seat_player(state, command)]
         case AddChips():
             _between_hands(state)
@@ -93,7 +98,10 @@ def decide(state: TableState, command) -> list[Event]:
             _occupied(state, command.seat)
             return [ClientSeedChanged(seat=command.seat, client_seed=command.client_seed)]
         case OpenHand():
+            _not_imports(state)
             return [_open_hand(state, command)]
+        case ImportHand():
+            return [_import_hand(state, command)]
         case SettleHand():
             return [HandSettled(hand_no=command.hand_no, stacks=command.stacks)]
     raise TypeError(f"not a table command: {command!r}")
@@ -120,7 +128,8 @@ def evolve(state: TableState, event: Event) -> TableState:
                            requested=dict(event.requested),
                            max_seats=event.max_seats, admin_token_hash=event.admin_token_hash,
                            auditor_token_hash=event.auditor_token_hash,
-                           next_seed_commitment=event.next_seed_commitment)
+                           next_seed_commitment=event.next_seed_commitment,
+                           imports=event.imports)
         case PlayerSeated():
             seat = TableSeat(event.seat, event.player_id, event.name, event.buy_in,
                              event.token_hash, event.client_seed)
@@ -138,6 +147,10 @@ def evolve(state: TableState, event: Event) -> TableState:
                            hand_in_progress=True, dealt_in=tuple(event.dealt_in),
                            hand_games=state.hand_games + (event.game or state.game,),
                            next_seed_commitment=event.next_seed_commitment)
+        case HandImported():
+            return replace(state, hand_no=event.hand_no, hand_in_progress=True,
+                           dealt_in=tuple(event.dealt_in),
+                           hand_games=state.hand_games + (event.game,))
         case HandSettled():
             stacks = {int(seat): stack for seat, stack in event.stacks.items()}
             return replace(_restack(state, stacks), hand_in_progress=False, dealt_in=())
@@ -157,7 +170,8 @@ def _create(state: TableState, command: CreateTable) -> TableCreated:
                         requested=dict(command.options),
                         max_seats=command.max_seats, admin_token_hash=command.admin_token_hash,
                         auditor_token_hash=command.auditor_token_hash,
-                        next_seed_commitment=command.next_seed_commitment)
+                        next_seed_commitment=command.next_seed_commitment,
+                        imports=command.imports)
 
 
 def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:
@@ -187,6 +201,21 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
     return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0],
                       next_seed_commitment=command.next_seed_commitment,
                       dealt_in=tuple(numbers), game=game_id)
+
+
+def _import_hand(state: TableState, command: ImportHand) -> HandImported:
+    if not state.imports:
+        raise DomainError("not_an_import_table", "hands are imported only at import tables "
+                          "(POST /v1/imports/phh without a table_id makes one)")
+    _between_hands(state)
+    return HandImported(hand_no=state.hand_no + 1, game=command.game,
+                        dealt_in=tuple(command.dealt_in))
+
+
+def _not_imports(state: TableState) -> None:
+    if state.imports:
+        raise DomainError("import_table", "this is an import table: nobody sits down and "
+                          "nothing is dealt here; its hands are imported")
 
 
 def _between_hands(state: TableState) -> None:

@@ -10,6 +10,7 @@ from service.config import Config
 from service.room import Cardroom
 from service.routes import refuse_large_body
 from service.routes.hands import hands
+from service.routes.imports import imports
 from service.routes.meta import meta
 from service.routes.tables import tables
 from service.store import EventStore
@@ -26,7 +27,7 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.extensions["cardroom"] = Cardroom(
         EventStore(backend.redis, keys), keys, lambda table_id, hand_no: jobs.enqueue_showdown(
             backend.queue, table_id, hand_no))
-    for blueprint in (meta, tables, hands):
+    for blueprint in (meta, tables, hands, imports):
         app.register_blueprint(blueprint)
     problems.register(app)
     return app

@@ -46,7 +46,8 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(DomainError)
     def domain_error(error: DomainError):
-        return problem(DOMAIN_STATUS.get(error.code, 422), error.code, error.message)
+        return problem(DOMAIN_STATUS.get(error.code, 422), error.code, error.message,
+                       **error.extra)
 
     @app.errorhandler(NotFound)
     def not_found(error: NotFound):

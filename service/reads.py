@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any, Callable
 
-from domain import fairness
+from domain import fairness, phh
 from domain import table as table_rules
 from domain.audit import audit_hand
 from domain.errors import DomainError
@@ -157,6 +157,24 @@ class Reads:
                 else None,
                 "receipt": self.store.get_json(receipt_key(table_id, hand_no)),
                 "public_key": self.keys.public_key}
+
+    def phh(self, table_id: str, hand_no: int, viewer: Viewer) -> str:
+        """The ended hand as a PHH document, its cards as ``viewer`` may see them."""
+        hand = self.hand(table_id, hand_no)
+        if hand.state.status != "ended":
+            raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; it is exported "
+                              "once it has")
+        viewer = _reader(as_dealt(viewer, hand.state), hand.state)
+        events = []
+        for envelope in self.store.read(hand_stream(table_id, hand_no)):
+            seen = project(envelope, viewer, hand.state)
+            events.append(event_from_dict(envelope.type,
+                                          fairness.unseal(envelope.data, seen["openings"])))
+        receipt = self.store.get_json(receipt_key(table_id, hand_no))
+        return phh.export(events, {
+            "_table_id": table_id, "_hand_no": hand_no,
+            "_seed_commitment": events[0].seed_commitment or None,
+            "_receipt": receipt and {**receipt, "public_key": self.keys.public_key}})
 
     def receipt(self, table_id: str, hand_no: int) -> dict:
         if self.hand(table_id, hand_no).state.status != "ended":

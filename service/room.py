@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from functools import reduce
 from typing import Callable
 
-from domain import fairness
+from domain import fairness, phh
 from domain import table as table_rules
-from domain.commands import (Act, AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer,
-                             SetClientSeed, SettleHand, Showdown, StartHand)
+from domain.commands import (Act, AddChips, CreateTable, ImportHand, LeaveTable, OpenHand,
+                             SeatPlayer, SetClientSeed, SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
 from domain.events import Event, HandEnded
 from domain.games import GAMES
@@ -207,6 +207,53 @@ class Cardroom(Reads):
                     "events": self.hand_events(table_id, hand_no, viewer, remembered["after"])[
                         :remembered["version"] - remembered["after"]]}
         return self._once(idem, attempt, answer)
+
+    def import_phh(self, text: str, table_id: str | None, client_key: ClientKey | None,
+                   ) -> dict:
+        """Replay a PHH document and store it as the next hand of an import table (a new
+        one when ``table_id`` is None): table and hand events, settlement and receipt in one
+        write, or nothing when the document is refused."""
+        if table_id is None:
+            return self._import_at_new_table(text)
+        idem = _idempotency(table_id, "import", client_key)
+
+        def attempt():
+            table = self.table(table_id)
+            imported = phh.import_hand(text, table.state.hand_no + 1)
+            return self._store_import(table_id, table, imported, [], idem, client_key)
+        return self._once(idem, attempt, lambda remembered: remembered)
+
+    def _import_at_new_table(self, text: str) -> dict:
+        imported = phh.import_hand(text, 1)
+        table_id = uuid.uuid4().hex[:16]
+        admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
+        created = table_rules.decide(table_rules.initial_state(), CreateTable(
+            game=imported.game, options=imported.options,
+            max_seats=GAMES[imported.game].max_players, admin_token_hash=hash_token(admin),
+            auditor_token_hash=hash_token(auditor),
+            next_seed_commitment=self.keys.seed_commitment(table_id, 1), imports=True))
+        table = Loaded(reduce(table_rules.evolve, created, table_rules.initial_state()), 0)
+        body = self._store_import(table_id, table, imported, created, None, None)
+        return {**body, "admin_token": admin, "auditor_token": auditor}
+
+    def _store_import(self, table_id, table: Loaded, imported, created, idem, client_key,
+                      ) -> dict:
+        state = table.state
+        opened = table_rules.decide(state, ImportHand(
+            game=imported.game, dealt_in=tuple(s["seat"] for s in imported.seats)))
+        hand_no = opened[0].hand_no
+        state = reduce(table_rules.evolve, opened, state)
+        ended = imported.events[-1]
+        settled = table_rules.decide(state, SettleHand(hand_no=hand_no, stacks=ended.stacks))
+        stream = hand_stream(table_id, hand_no)
+        body = {"table_id": table_id, "hand_no": hand_no, "game": imported.game,
+                "version": len(imported.events), "stacks": ended.stacks}
+        self.store.append(
+            [StreamWrite(table_stream(table_id), table.version, sealed(created + opened + settled)),
+             StreamWrite(stream, 0, sealed(imported.events, imported.game))],
+            actor="import", command_id=client_key and client_key.key, idempotency=idem,
+            answer=body, also_set=self._receipt(table_id, hand_no, stream, ended))
+        return body
 
     def _once(self, idem: Idempotency | None, attempt: Callable[[], dict],
               answer: Callable[[dict], dict]) -> dict:

@@ -74,3 +74,12 @@ class HandQuery(Strict):
 
 class EventsQuery(Strict):
     after = fields.Integer(validate=validate.Range(min=0, max=MAX_VERSION), load_default=0)
+
+
+class HistoryQuery(Strict):
+    format = fields.String(validate=validate.OneOf(("json", "phh")), load_default="json")
+
+
+class ImportPhh(Strict):
+    phh = fields.String(required=True, validate=validate.Length(min=1))
+    table_id = fields.String(validate=validate.Length(min=1, max=64), load_default=None)

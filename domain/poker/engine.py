@@ -104,15 +104,20 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
                 else "too_many_players")
         raise DomainError(code, f"{variant.name} needs {variant.min_players} to "
                           f"{variant.max_players} players with chips, not {len(command.seats)}")
-    client_seeds = {str(s["seat"]): command.client_seeds.get(str(s["seat"]), "")
-                    for s in command.seats}
     emit = _Emitter(state)
-    emit(HandStarted(game=state.game, hand_no=command.hand_no, options=state.options,
-                     button=command.button, seats=tuple(command.seats),
-                     seed_commitment=fairness.seed_commitment(command.server_seed),
-                     client_seeds=client_seeds,
-                     deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
-                                                    command.hand_no))))
+    if command.deck is not None:  # imported: the document's cards, no seeds
+        emit(HandStarted(game=state.game, hand_no=command.hand_no, options=state.options,
+                         button=command.button, seats=tuple(command.seats), seed_commitment="",
+                         client_seeds={}, deck=tuple(command.deck), source=command.source))
+    else:
+        client_seeds = {str(s["seat"]): command.client_seeds.get(str(s["seat"]), "")
+                        for s in command.seats}
+        emit(HandStarted(game=state.game, hand_no=command.hand_no, options=state.options,
+                         button=command.button, seats=tuple(command.seats),
+                         seed_commitment=fairness.seed_commitment(command.server_seed),
+                         client_seeds=client_seeds,
+                         deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
+                                                        command.hand_no))))
     emit(*forced_bets(emit.state, variant.forced))
     _advance(emit)
     return emit.events

@@ -31,7 +31,7 @@ def _started(state: HandState, event: HandStarted) -> HandState:
     return replace(state, game=event.game, hand_no=event.hand_no, button=event.button,
                    seats=seats, status="dealing", deck=tuple(event.deck),
                    seed_commitment=event.seed_commitment, client_seeds=dict(event.client_seeds),
-                   options=dict(event.options))
+                   options=dict(event.options), source=dict(event.source))
 
 
 def _ante(state: HandState, event: AntePosted) -> HandState:
@@ -41,7 +41,7 @@ def _ante(state: HandState, event: AntePosted) -> HandState:
 def _blind(state: HandState, event: BlindPosted) -> HandState:
     state = _pay(state, event.seat, event.amount, bet=True)
     changes = {"current_bet": max(state.current_bet, state.seat(event.seat).bet)}
-    if event.blind == "big":
+    if event.blind in ("big", "straddle"):  # a straddle raises the bet, not the increment
         changes.update(full_bet=True, raise_size=state.options["big_blind"])
     return replace(state, **changes)
 

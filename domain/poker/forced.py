@@ -10,6 +10,11 @@ see ``betting``).
 
 A player whose stack cannot cover a forced bet posts what it has (with ``all_in:
 forbidden`` the table deals in only players who cover the ante).
+
+An imported hand posts exactly the document's forced bets, seat by seat
+(``HandState.source["forced"]``): antes of any size (a big blind or button ante),
+and blinds in order from the small blind, those after the big blind being straddles.
+The first round then opens left of the largest blind (PHH's and PokerKit's rule).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from domain.poker.state import HandState
 
 
 def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
+    if "forced" in state.source:
+        return _as_written(state, state.source["forced"])
     events: list[Event] = []
     ante = state.options.get("ante", 0)
     if "ante" in forced and ante:
@@ -39,3 +46,30 @@ def blind_seats(state: HandState) -> tuple[int, int]:
     order = state.from_left_of_button()
     small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
     return small.seat, big.seat
+
+
+def _as_written(state: HandState, forced: dict) -> list[Event]:
+    antes, blinds = forced.get("antes", {}), forced.get("blinds", {})
+    events: list[Event] = [AntePosted(seat=s.seat, amount=antes[str(s.seat)])
+                           for s in state.from_left_of_button() if antes.get(str(s.seat))]
+    for position, seat in enumerate(_blind_order(state)):
+        if blinds.get(str(seat)):
+            events.append(BlindPosted(seat=seat, amount=blinds[str(seat)],
+                                      blind=("small", "big", "straddle")[min(position, 2)]))
+    return events
+
+
+def _blind_order(state: HandState) -> list[int]:
+    small, big = blind_seats(state)
+    return [small, big, *(s.seat for s in state.from_left_of_button()
+                          if s.seat not in (small, big))]
+
+
+def largest_blind(state: HandState) -> int:
+    """The seat the first round opens after: the big blind, or an imported hand's largest
+    blind or straddle (the last in order of those tied)."""
+    blinds = state.source.get("forced", {}).get("blinds")
+    if not blinds:
+        return blind_seats(state)[1]
+    order = _blind_order(state)
+    return max(order, key=lambda seat: (blinds.get(str(seat), 0), order.index(seat)))

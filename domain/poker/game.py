@@ -44,8 +44,10 @@ class PokerGame:
     def replay_command(event: Event, server_seed: str):
         """The command that caused ``event`` (for the audit's replay), or None."""
         if isinstance(event, HandStarted):
+            imported = {"deck": event.deck, "source": event.source} if event.source else {}
             return StartHand(hand_no=event.hand_no, button=event.button, seats=event.seats,
-                             server_seed=server_seed, client_seeds=event.client_seeds)
+                             server_seed=server_seed, client_seeds=event.client_seeds,
+                             **imported)
         if isinstance(event, ShowdownEvaluated):
             return Showdown()
         move = _MOVES.get(type(event))

@@ -2,7 +2,8 @@
 cannot act (it is all in), the next seat clockwise that can act opens instead.
 
 * ``left_of_dealer`` (000, 001, 003 after the first round): the first seat to the dealer's left.
-* ``left_of_big_blind`` (003, 004): the first seat to the left of the big blind.
+* ``left_of_big_blind`` (003, 004): the first seat to the left of the big blind (of an
+  imported hand's largest blind or straddle).
 * ``first_round_opener`` (002, home games): whoever made the first bet of the first round;
   left of the dealer when nobody bet.
 * ``lowest_up_card_suit`` (003): the lowest up card, ace high; ties by suit, clubs lowest,
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from domain.cards import RANKS, SUITS, parse_card, parse_cards
 from domain.evaluation import high
-from domain.poker.forced import blind_seats
+from domain.poker.forced import largest_blind
 from domain.poker.state import HandState, SeatState
 
 
@@ -34,7 +35,7 @@ def opener(state: HandState, rule: str) -> int | None:
         chosen = max(showing, key=_BY_CARDS[rule], default=None)  # max keeps the first of ties
         chosen = chosen and chosen.seat
     else:
-        chosen = blind_seats(state)[1] if rule == "left_of_big_blind" else state.button
+        chosen = largest_blind(state) if rule == "left_of_big_blind" else state.button
         return state.next_seat(chosen, lambda s: s.can_act)
     if chosen is None:
         return state.next_seat(state.button, lambda s: s.can_act)

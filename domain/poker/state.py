@@ -66,6 +66,7 @@ class HandState:
     mucked: tuple[str, ...] = ()  # discards and folded hands, for a reshuffle
     seed_commitment: str = ""
     client_seeds: dict = field(default_factory=dict)
+    source: dict = field(default_factory=dict)  # an imported hand's (``HandStarted.source``)
     showdown: tuple = ()
     pots_awarded: tuple = ()
     result: dict | None = None

@@ -54,6 +54,10 @@ def events(table_id: str, hand_no: int):
 @hands.get("/<int:hand_no>/history")
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    query = schemas.HistoryQuery().load(request.args)
+    if query["format"] == "phh":
+        return room().phh(table_id, hand_no, caller), 200, {
+            "Content-Type": "application/toml; charset=utf-8"}
     if caller.role != "auditor" and room().hand(table_id, hand_no).state.status != "ended":
         raise DomainError("hand_not_ended", "the history is open to players once the hand ends")
     return room().history(table_id, hand_no, caller)

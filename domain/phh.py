@@ -1,0 +1,543 @@
+"""PHH, the Poker Hand History format (phh-std): a hand's events written as a PHH
+document, and a PHH document replayed by the engine into a hand's events.
+
+Players. PHH numbers players ``p1``..``pN`` from the dealer's left, the button last
+(stud too: the deal starts at ``p1``). Exported hands number them that way and name
+their seats in ``_seats``; an imported hand seats ``pK`` in seat K with the button
+on the last seat. Heads-up, PHH writes forced bets in reverse: its arrays give the
+button's amount first.
+
+Variants. PHH has codes for no-limit (``NT``) and fixed-limit (``FT``) hold'em,
+pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and
+fixed-limit seven card stud with a bring-in (``F7S``). A hand of another game or
+structure (pot-limit hold'em, five card draw, five card stud, house or club
+stakes) is written with the standard fields and actions that apply, the game and
+its options in the user fields ``_variant`` and ``_options``, and no ``variant``:
+a PHH tool then refuses it plainly instead of replaying it under rules that are
+not the hand's. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
+``_seed_commitment``, ``_receipt``.
+
+Cards. A card the reader may not see is ``??``. An import takes the cards from the
+document: its events record ``source: {"format": "phh"}`` and the deck that deals
+exactly the document's cards. A card the document leaves unknown (``??``) in a hand
+that never shows it is filled with a card the document does not name; the fillers
+are listed in ``source["unknown"]``. A hand shown at the showdown must be known.
+An import refuses a document whose amounts are not whole chips or whose stacks are
+unknown (``inf``), since chips here are whole points.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import reduce
+
+import tomli_w
+
+from domain.cards import RANKS, SUITS
+from domain.commands import Act, Showdown, StartHand
+from domain.errors import DomainError
+from domain.events import (ActionOn, BetCompleted, BetPlaced, BoardDealt, BringInPosted,
+                           CardsDealt, CardsDrawn, Event, HandEnded, HandStarted, PlayerCalled,
+                           PlayerChecked, PlayerFolded, PlayerRaised, ShowdownEvaluated)
+from domain.poker.state import replace
+from domain.poker.variants import VARIANTS
+from domain.games import game as game_of
+from domain.options import resolve_options
+
+STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"): "FT",
+            ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
+            ("seven-card-stud", "fixed-limit"): "F7S"}
+GAMES = {code: game for game, code in STANDARD.items()}
+UNKNOWN = "??"
+_CARD = re.compile(f"[{''.join(RANKS)}][{''.join(SUITS)}]")
+
+
+def player_order(seats, button: int) -> list[int]:
+    """Seat numbers in PHH order: from the dealer's left, the button last."""
+    numbers = sorted(s["seat"] for s in seats)
+    after = [n for n in numbers if n > button]
+    return after + [n for n in numbers if n <= button]
+
+
+def card_text(cards, unknown=frozenset()) -> str:
+    """Cards in PHH notation; anything but a card code (a commitment the reader may not
+    open), and the fillers of an imported hand's unknown cards, is ``??``."""
+    return "".join(c if isinstance(c, str) and _CARD.fullmatch(c) and c not in unknown
+                   else UNKNOWN for c in cards)
+
+
+# --- export ------------------------------------------------------------------
+
+def export(events: list[Event], facts: dict) -> str:
+    """A PHH document of a hand from its events, whose hidden cards the reader may not see
+    are anything but a card code (they are written ``??``). ``facts``: our user fields
+    (``_table_id`` and so on), written as given."""
+    started: HandStarted = events[0]
+    order = player_order(started.seats, started.button)
+    code = _variant_code(started)
+    document = {"variant": code} if code else {
+        "_variant": started.game, "_options": _plain_options(started.options)}
+    document.update(_stakes(started, order, code))
+    names = {s["seat"]: s["name"] for s in started.seats}
+    document["starting_stacks"] = [next(s["stack"] for s in started.seats if s["seat"] == n)
+                                   for n in order]
+    document["actions"] = _actions(events, order, set(started.source.get("unknown", ())))
+    ended = next((e for e in events if isinstance(e, HandEnded)), None)
+    if ended is not None:
+        document["finishing_stacks"] = [ended.stacks[str(n)] for n in order]
+    document["players"] = [names[n] for n in order]
+    document["_seats"] = order
+    document.update({k: v for k, v in facts.items() if v is not None})
+    return tomli_w.dumps(document)
+
+
+def _variant_code(started: HandStarted) -> str | None:
+    options = started.options
+    code = STANDARD.get((started.game, options.get("structure")))
+    if code == "F7S" and not options.get("bring_in"):
+        return None  # PHH's stud has a bring-in
+    return code
+
+
+def _plain_options(options: dict) -> dict:
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _stakes(started: HandStarted, order: list[int], code: str | None) -> dict:
+    """antes, blinds_or_straddles, bring_in and the bet sizes, as PHH writes them."""
+    options = started.options
+    forced = started.source.get("forced")
+    if forced is None:
+        ante = options.get("ante", 0)
+        forced = {"antes": {str(n): ante for n in order},
+                  "blinds": _nominal_blinds(started, order)}
+    stakes = {"antes": _phh_array(forced.get("antes", {}), order)}
+    if started.game in ("texas-holdem", "omaha", "omaha-hi-lo", "five-card-draw"):
+        stakes["blinds_or_straddles"] = _phh_array(forced.get("blinds", {}), order)
+    if options.get("bring_in"):
+        stakes["bring_in"] = options["bring_in"]
+    if options.get("structure") in ("fixed-limit", "spread-limit", "house", "club"):
+        stakes.update(small_bet=options["small_bet"], big_bet=options["big_bet"])
+    else:
+        stakes["min_bet"] = options["min_bet"]
+    return stakes
+
+
+def _nominal_blinds(started: HandStarted, order: list[int]) -> dict:
+    options = started.options
+    if not options.get("big_blind"):
+        return {}
+    small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
+    return {str(small): options["small_blind"], str(big): options["big_blind"]}
+
+
+def _phh_array(by_seat: dict, order: list[int]) -> list[int]:
+    values = [by_seat.get(str(n), 0) for n in order]
+    return values[::-1] if len(order) == 2 else values
+
+
+def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
+    p = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
+    actions: list[str] = []
+    dealt: dict[int, list] = {}  # the cards of the deal in progress, by seat
+    last_move = None  # where the showdown lines go: after the last player action
+    opener = None  # PokerKit shows down from the last round's opener or aggressor
+
+    def text(cards) -> str:
+        return card_text(cards, unknown)
+
+    def flush():
+        actions.extend(f"d dh {p[n]} {text(dealt[n])}" for n in order if n in dealt)
+        dealt.clear()
+    for event in events:
+        if not isinstance(event, CardsDealt):
+            flush()
+        match event:
+            case CardsDealt():
+                dealt.setdefault(event.seat, []).extend(event.cards)
+            case BoardDealt():
+                actions.append(f"d db {text(event.cards)}")
+            case BringInPosted():
+                actions.append(f"{p[event.seat]} pb")
+            case BetPlaced() | PlayerRaised() | BetCompleted():
+                actions.append(f"{p[event.seat]} cbr {event.to}")
+                opener = event.seat
+            case PlayerCalled() | PlayerChecked():
+                actions.append(f"{p[event.seat]} cc")
+            case PlayerFolded():
+                actions.append(f"{p[event.seat]} f")
+            case CardsDrawn():
+                actions.append(f"{p[event.seat]} sd {text(event.discarded)}".rstrip())
+                if event.received:
+                    actions.append(f"d dh {p[event.seat]} {text(event.received)}")
+            case ShowdownEvaluated():
+                shown = {h["seat"]: h["cards"] for h in event.hands}
+                at = len(actions) if last_move is None else last_move
+                actions[at:at] = _showdown_lines(events, order, p, shown, opener)
+            case ActionOn():
+                if _round_opening(actions, last_move):
+                    opener = event.seats[0]
+                continue
+            case _:
+                continue
+        if isinstance(event, (BringInPosted, BetPlaced, PlayerRaised, BetCompleted,
+                              PlayerCalled, PlayerChecked, PlayerFolded)):
+            last_move = len(actions)
+    flush()
+    return actions
+
+
+def _round_opening(actions: list[str], last_move: int | None) -> bool:
+    """Whether the turn just given opens a betting round (no player has acted since the
+    last deal)."""
+    return last_move is None or any(a.startswith("d ") for a in actions[last_move:])
+
+
+def _showdown_lines(events, order, p, shown, opener) -> list[str]:
+    folded = {e.seat for e in events if isinstance(e, PlayerFolded)}
+    start = order.index(opener) if opener in order else 0
+    lines = []
+    for seat in order[start:] + order[:start]:
+        if seat not in folded:
+            cards = shown.get(seat)
+            lines.append(f"{p[seat]} sm {card_text(cards)}" if cards else f"{p[seat]} sm")
+    return lines
+
+
+# --- import ------------------------------------------------------------------
+
+class PhhRejected(DomainError):
+    def __init__(self, index: int | None, reason: str):
+        where = "the document" if index is None else f"action {index}"
+        super().__init__("phh_rejected", f"{where}: {reason}", action_index=index,
+                         reason=reason)
+
+
+@dataclass(frozen=True)
+class Imported:
+    game: str
+    options: dict
+    seats: tuple  # of {"seat", "name", "stack", "player_id"}
+    events: list[Event]
+
+
+@dataclass(frozen=True)
+class _Line:
+    index: int
+    actor: str  # "d" or a seat number as str
+    verb: str
+    args: tuple[str, ...]
+
+
+def import_hand(text: str, hand_no: int) -> Imported:
+    """Replay a PHH document through the engine: the events of the hand it records, as
+    our rules decide them from its moves and its cards. A move the rules refuse raises
+    ``PhhRejected`` with its index in ``actions``; recorded ``finishing_stacks`` that the
+    replay does not reach raise ``phh_stacks_mismatch``."""
+    document = _parse(text)
+    game_id, options = _game_and_options(document)
+    count = len(document["starting_stacks"])
+    names = document.get("players") or [f"p{i}" for i in range(1, count + 1)]
+    if len(names) != count:
+        raise PhhRejected(None, f"players names {len(names)} players, starting_stacks {count}")
+    seats = tuple({"seat": i + 1, "name": str(names[i]), "stack": _chips(s, "starting_stacks"),
+                   "player_id": ""} for i, s in enumerate(document["starting_stacks"]))
+    lines = [line for i, text_ in enumerate(document["actions"])
+             if (line := _line(i, text_, count)) is not None]
+    source = {"format": "phh", "forced": _forced(document, count)}
+    game = game_of(game_id)
+    deck, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
+    events = _replay(game, options, StartHand(
+        hand_no=hand_no, button=count, seats=seats, server_seed="", client_seeds={},
+        deck=tuple(deck), source={**source, "unknown": unknown}), lines, None)
+    _check_finish(document, events)
+    return Imported(game_id, options, seats, events)
+
+
+def _parse(text: str) -> dict:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PhhRejected(None, f"not TOML: {error}") from None
+    for field in ("antes", "starting_stacks", "actions"):
+        if not isinstance(document.get(field), list):
+            raise PhhRejected(None, f"the required field {field} is missing or not an array")
+    if not 2 <= len(document["starting_stacks"]) <= 10:
+        raise PhhRejected(None, "a hand has 2 to 10 players")
+    return document
+
+
+def _game_and_options(document: dict) -> tuple[str, dict]:
+    if "_variant" in document:
+        game_id, requested = document["_variant"], dict(document.get("_options") or {})
+    else:
+        code = document.get("variant")
+        if code not in GAMES:
+            raise PhhRejected(None, f"variant {code!r} is not one cardroom plays; it plays "
+                              f"{', '.join(GAMES)} (and, with _variant, its own games)")
+        game_id, structure = GAMES[code]
+        requested = {"structure": structure, **_stake_options(document, code)}
+    try:
+        game = game_of(game_id)
+        return game_id, resolve_options(game.options, {**requested, "reveal": "auditor"})
+    except DomainError as error:
+        raise PhhRejected(None, error.message) from None
+
+
+def _stake_options(document: dict, code: str) -> dict:
+    def number(field):
+        return _chips(document.get(field), field)
+    if code == "F7S":
+        return {"ante": 0, "bring_in": number("bring_in"), "small_bet": number("small_bet"),
+                "big_bet": number("big_bet"), "first_opener": "lowest_up_card_suit",
+                "later_opener": "best_hand_showing", "open_pair_big_bet": False}
+    if code in ("FT", "FO/8"):
+        return {"ante": 0, "big_blind": number("small_bet"), "small_bet": number("small_bet"),
+                "big_bet": number("big_bet")}
+    return {"ante": 0, "big_blind": number("min_bet"), "min_bet": number("min_bet")}
+
+
+def _chips(value, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise PhhRejected(None, f"{field} holds {value!r}, not a number of chips")
+    if value in (float("inf"), float("-inf")) or value != int(value) or value < 0:
+        raise PhhRejected(None, f"{field} holds {value!r}: cardroom counts whole chips, and "
+                          "needs every stack known")
+    return int(value)
+
+
+def _forced(document: dict, count: int) -> dict:
+    """The document's antes and blinds by seat (PHH reverses them heads-up)."""
+    forced = {}
+    for field, name in (("antes", "antes"), ("blinds_or_straddles", "blinds")):
+        values = [_chips(v, field) for v in document.get(field) or []]
+        if values and len(values) != count:
+            raise PhhRejected(None, f"{field} has {len(values)} entries for {count} players")
+        if count == 2:
+            values = values[::-1]
+        forced[name] = {str(i + 1): v for i, v in enumerate(values) if v}
+    return forced
+
+
+def _line(index: int, text: str, count: int) -> _Line | None:
+    words = str(text).split("#", 1)[0].split()
+    if not words:
+        return None
+    actor, verb, *args = words + [""] if len(words) == 1 else words
+    if actor == "d" and verb in ("dh", "db"):
+        if verb == "dh" and (len(args) != 2 or not _player(args[0], count)):
+            raise PhhRejected(index, f"{text!r}: a hole deal is 'd dh pN cards'")
+        return _Line(index, "d", verb, tuple(args))
+    seat = _player(actor, count)
+    if seat is None or verb not in ("pb", "cbr", "cc", "f", "sd", "sm"):
+        raise PhhRejected(index, f"{text!r} is not a PHH action")
+    return _Line(index, seat, verb, tuple(args))
+
+
+def _player(word: str, count: int) -> str | None:
+    match = re.fullmatch(r"p([1-9][0-9]?)", word)
+    return match and int(match.group(1)) <= count and match.group(1) or None
+
+
+def _cards(text: str, index: int) -> list[str]:
+    if len(text) % 2 or not all(_CARD.fullmatch(text[i:i + 2]) or text[i:i + 2] == UNKNOWN
+                                for i in range(0, len(text), 2)):
+        raise PhhRejected(index, f"{text!r} is not a list of cards")
+    return [text[i:i + 2] for i in range(0, len(text), 2)]
+
+
+# --- the deal: which deck deals exactly the document's cards --------------------
+
+def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[str], list[str]]:
+    """The deck, top first, that deals each seat and the board the document's cards, and
+    the cards that fill the places the document leaves unknown.
+
+    Dealing order is the engine's (it depends on who is still in, never on the cards'
+    values), so the replay is run with a provisional deck, and every time the engine
+    deals, the cards it dealt are swapped for the document's before the step is taken
+    again."""
+    wanted = _wanted(lines)
+    named = {c for cards in wanted.values() for c, _ in cards if c != UNKNOWN}
+    deck = sorted(set(_deck_of(game)) - named) + sorted(named)
+    queues = {who: list(cards) for who, cards in wanted.items()}
+    fillers: list[str] = []
+
+    def step(state, command, index):
+        start = len(deck) - len(state.deck) if state.deck else 0
+        while True:
+            if isinstance(command, StartHand):
+                command = StartHand(**{**command.__dict__, "deck": tuple(deck)})
+            else:
+                state = replace(state, deck=tuple(deck[start:]))
+            events = game.decide(state, command)
+            if not _corrections(events, deck, start, queues, named, fillers, index):
+                return state, events
+    opening = StartHand(hand_no=hand_no, button=len(seats), seats=seats, server_seed="",
+                        client_seeds={}, deck=tuple(deck), source=source)
+    _replay(game, options, opening, lines, step)
+    leftover = [(who, cards) for who, cards in queues.items() if cards]
+    if leftover:
+        who, cards = leftover[0]
+        raise PhhRejected(cards[0][1], f"the document deals {_who(who)} more cards than "
+                          "the game does")
+    return deck, fillers
+
+
+def _wanted(lines: list[_Line]) -> dict[str, list[tuple[str, int]]]:
+    """The cards each player (by seat, as str) and the board ("board") are dealt, in order,
+    with the index of the line that deals each; unknown hole cards that the player shows
+    later are taken from the showing."""
+    wanted: dict[str, list[tuple[str, int]]] = {}
+    for line in lines:
+        if line.actor == "d":
+            who, text = ("board", line.args[0]) if line.verb == "db" else line.args
+            who = who if who == "board" else who[1:]
+            wanted.setdefault(who, []).extend((c, line.index) for c in _cards(text, line.index))
+        elif line.verb == "sm" and line.args and line.args[0] != "-":
+            held = wanted.get(line.actor, [])
+            known = {card for card, _ in held}
+            news = iter(c for c in _cards(line.args[0], line.index)
+                        if c != UNKNOWN and c not in known)
+            for i, (card, index) in enumerate(held):
+                if card == UNKNOWN:
+                    held[i] = (next(news, UNKNOWN), index)
+    return wanted
+
+
+def _deck_of(game) -> list[str]:
+    return [str(c) for c in VARIANTS[game.id].deck]
+
+
+def _corrections(events, deck, start, queues, named, fillers, index) -> bool:
+    """Swap the document's cards into the places the engine just dealt; False when it
+    dealt them already (then they are taken off the queues)."""
+    position = {card: i for i, card in enumerate(deck)}
+    dealt = sorted((position[card], who) for who, card in _dealt(events))
+    swapped = False
+    for (at, who), rank in zip(dealt, _ranks(dealt)):
+        queue = queues.get(who, [])
+        if len(queue) <= rank:
+            raise PhhRejected(index, f"the game deals {_who(who)} a card here that the "
+                              "document does not")
+        card, line = queue[rank]
+        if card == UNKNOWN:
+            j = at if deck[at] not in named else next(
+                i for i in range(at + 1, len(deck)) if deck[i] not in named)
+        elif position.get(card, -1) < at:
+            raise PhhRejected(line, f"{card} is dealt twice")
+        else:
+            j = position[card]
+        if j != at:
+            deck[at], deck[j] = deck[j], deck[at]
+            position[deck[at]], position[deck[j]] = at, j
+            swapped = True
+    if not swapped:
+        for at, who in dealt:
+            card, _ = queues[who].pop(0)
+            if card == UNKNOWN:
+                fillers.append(deck[at])
+    return swapped
+
+
+def _ranks(dealt) -> list[int]:
+    """For each dealt place, how many places before it went to the same recipient."""
+    seen: dict[str, int] = {}
+    ranks = []
+    for _, who in dealt:
+        ranks.append(seen.get(who, 0))
+        seen[who] = ranks[-1] + 1
+    return ranks
+
+
+def _dealt(events) -> list[tuple[str, str]]:
+    for event in events:
+        if isinstance(event, CardsDealt):
+            yield from ((str(event.seat), c) for c in event.cards)
+        elif isinstance(event, BoardDealt):
+            yield from (("board", c) for c in event.cards)
+        elif isinstance(event, CardsDrawn):
+            yield from ((str(event.seat), c) for c in event.received)
+
+
+def _who(who: str) -> str:
+    return "the board" if who == "board" else f"p{who}"
+
+
+# --- the moves -------------------------------------------------------------------
+
+def _replay(game, options, opening: StartHand, lines: list[_Line], step) -> list[Event]:
+    """Run the document's moves through ``game.decide``; ``step(state, command, index)``
+    may take each step instead (to fix the deck)."""
+    step = step or (lambda state, command, index: (state, game.decide(state, command)))
+    state, events = step(game.initial_state(options), opening, None)
+    state = reduce(game.evolve, events, state)
+    history = list(events)
+    for line in lines:
+        if line.actor == "d":
+            continue
+        if line.verb == "sm":
+            _check_shown(state, line)
+            continue
+        command = _command(game, state, line)
+        try:
+            state, decided = step(state, command, line.index)
+        except PhhRejected:
+            raise
+        except DomainError as error:  # the rules refuse the move
+            raise PhhRejected(line.index, error.message) from None
+        state = reduce(game.evolve, decided, state)
+        history += decided
+    if game.job_owed(state):
+        state, decided = step(state, Showdown(), None)
+        state = reduce(game.evolve, decided, state)
+        history += decided
+    if state.status != "ended":
+        raise PhhRejected(None, "the document ends before the hand does")
+    return history
+
+
+def _command(game, state, line: _Line) -> Act:
+    seat = int(line.actor)
+    legal = {a["type"]: a for a in game.legal_actions(state, seat)}
+    if not legal:
+        waiting = ", ".join(f"p{s}" for s in state.awaiting) or "nobody"
+        raise PhhRejected(line.index, f"p{seat} acts, but the rules wait for {waiting}")
+    if line.verb == "f":
+        return Act(seat=seat, type="fold")
+    if line.verb == "cc":
+        return Act(seat=seat, type="check" if "check" in legal else "call")
+    if line.verb == "pb":
+        return Act(seat=seat, type="bring_in")
+    if line.verb == "sd":
+        discards = _cards(line.args[0], line.index) if line.args else []
+        if UNKNOWN in discards:
+            raise PhhRejected(line.index, "cardroom needs the discarded cards known")
+        return Act(seat=seat, type="draw", cards=tuple(discards))
+    if len(line.args) != 1 or not re.fullmatch(r"[0-9]+(\.0*)?", line.args[0]):
+        raise PhhRejected(line.index, "cbr takes one whole amount")
+    kind = next((k for k in ("complete", "bet", "raise") if k in legal), "raise")
+    return Act(seat=seat, type=kind, amount=int(float(line.args[0])))
+
+
+def _check_shown(state, line: _Line) -> None:
+    if not line.args or line.args[0] == "-":
+        return
+    held = state.seat(int(line.actor)).cards
+    if any(card not in held for card in _cards(line.args[0], line.index) if card != UNKNOWN):
+        raise PhhRejected(line.index, f"p{line.actor} shows {line.args[0]}, not the cards "
+                          "dealt to it")
+
+
+def _check_finish(document: dict, events: list[Event]) -> None:
+    recorded = document.get("finishing_stacks")
+    if recorded is None:
+        return
+    ended = events[-1]
+    replayed = [ended.stacks[str(i + 1)] for i in range(len(ended.stacks))]
+    if [_chips(s, "finishing_stacks") for s in recorded] != replayed:
+        raise DomainError("phh_stacks_mismatch", f"the document records finishing stacks "
+                          f"{recorded}; the replay ends with {replayed}",
+                          recorded=recorded, replayed=replayed)
+

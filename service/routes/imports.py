@@ -1,0 +1,19 @@
+"""Imports: a hand played elsewhere, as a PHH document, replayed and stored here."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from service import schemas
+from service.auth import require
+from service.routes import body, client_key, room
+
+imports = Blueprint("imports", __name__, url_prefix="/v1/imports")
+
+
+@imports.post("/phh")
+def import_phh():
+    request = body(schemas.ImportPhh())
+    if request["table_id"] is not None:
+        require(room().table(request["table_id"]).state, "admin")
+    return room().import_phh(request["phh"], request["table_id"], client_key(request)), 201
