@@ -11,7 +11,8 @@ Variants. PHH has codes for no-limit (``NT``) and fixed-limit (``FT``) hold'em,
 pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and
 fixed-limit seven card stud with a bring-in (``F7S``). A hand of another game or
 structure (pot-limit hold'em, five card draw, five card stud, house or club
-stakes) is written with the standard fields and actions that apply, the game and
+stakes, a stud hand whose fourth street was opened at the upper limit under the open
+pair rule, which PHH's stud lacks) is written with the standard fields and actions that apply, the game and
 its options in the user fields ``_variant`` and ``_options``, and no ``variant``:
 a PHH tool then refuses it plainly instead of replaying it under rules that are
 not the hand's. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
@@ -23,7 +24,8 @@ exactly the document's cards. A card the document leaves unknown (``??``) in a h
 that never shows it is filled with a card the document does not name; the fillers
 are listed in ``source["unknown"]``. A hand shown at the showdown must be known.
 An import refuses a document whose amounts are not whole chips or whose stacks are
-unknown (``inf``), since chips here are whole points.
+unknown (``inf``), since chips here are whole points; its smallest chip (for odd chips
+of split pots) is 1, as in PHH.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ import tomli_w
 from domain.cards import RANKS, SUITS
 from domain.commands import Act, Showdown, StartHand
 from domain.errors import DomainError
-from domain.events import (ActionOn, BetCompleted, BetPlaced, BoardDealt, BringInPosted,
-                           CardsDealt, CardsDrawn, Event, HandEnded, HandStarted, PlayerCalled,
-                           PlayerChecked, PlayerFolded, PlayerRaised, ShowdownEvaluated)
+from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetReturned,
+                           BettingRoundClosed, BlindPosted, BoardDealt, BringInPosted, CardsDealt,
+                           CardsDrawn, ChipsBought, Event,
+                           HandEnded, HandStarted, PlayerCalled, PlayerChecked, PlayerFolded,
+                           PlayerRaised, ShowdownEvaluated)
 from domain.poker.state import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
@@ -76,9 +80,10 @@ def export(events: list[Event], facts: dict) -> str:
     (``_table_id`` and so on), written as given."""
     started: HandStarted = events[0]
     order = player_order(started.seats, started.button)
-    code = _variant_code(started)
+    code = _variant_code(started, events)
     document = {"variant": code} if code else {
         "_variant": started.game, "_options": _plain_options(started.options)}
+    document["ante_trimming_status"] = True  # PokerKit's name for how our antes are posted
     document.update(_stakes(started, order, code))
     names = {s["seat"]: s["name"] for s in started.seats}
     document["starting_stacks"] = [next(s["stack"] for s in started.seats if s["seat"] == n)
@@ -93,12 +98,22 @@ def export(events: list[Event], facts: dict) -> str:
     return tomli_w.dumps(document)
 
 
-def _variant_code(started: HandStarted) -> str | None:
+def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     options = started.options
     code = STANDARD.get((started.game, options.get("structure")))
-    if code == "F7S" and not options.get("bring_in"):
-        return None  # PHH's stud has a bring-in
+    if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
+        return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     return code
+
+
+def _open_pair_bet(events: list[Event], options: dict) -> bool:
+    """Whether fourth street was opened at the upper limit (003's open pair rule)."""
+    rounds = 0
+    for event in events:
+        rounds += isinstance(event, BettingRoundClosed)
+        if rounds == 1 and isinstance(event, BetPlaced):
+            return event.to > options["small_bet"]
+    return False
 
 
 def _plain_options(options: dict) -> dict:
@@ -144,6 +159,10 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
     dealt: dict[int, list] = {}  # the cards of the deal in progress, by seat
     last_move = None  # where the showdown lines go: after the last player action
     opener = None  # PokerKit shows down from the last round's opener or aggressor
+    chips = _Chips(events[0])
+    held: dict[int, list] = {}  # each seat's cards so far
+    down_since: set[int] = set()  # seats dealt a down card since the last player action
+    at_move: dict[int, list] = {}  # each seat's cards at the last player action
 
     def text(cards) -> str:
         return card_text(cards, unknown)
@@ -152,15 +171,22 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
         actions.extend(f"d dh {p[n]} {text(dealt[n])}" for n in order if n in dealt)
         dealt.clear()
     for event in events:
+        uncallable = chips.nobody_can_call(getattr(event, "seat", None))
+        chips.apply(event)
         if not isinstance(event, CardsDealt):
             flush()
         match event:
             case CardsDealt():
                 dealt.setdefault(event.seat, []).extend(event.cards)
+                held.setdefault(event.seat, []).extend(event.cards)
+                if not event.face_up and last_move is not None:
+                    down_since.add(event.seat)
             case BoardDealt():
                 actions.append(f"d db {text(event.cards)}")
             case BringInPosted():
                 actions.append(f"{p[event.seat]} pb")
+            case BetPlaced() | PlayerRaised() | BetCompleted() if uncallable:
+                actions.append(f"{p[event.seat]} cc")  # nobody could call: as good as a call
             case BetPlaced() | PlayerRaised() | BetCompleted():
                 actions.append(f"{p[event.seat]} cbr {event.to}")
                 opener = event.seat
@@ -174,8 +200,16 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
                     actions.append(f"d dh {p[event.seat]} {text(event.received)}")
             case ShowdownEvaluated():
                 shown = {h["seat"]: h["cards"] for h in event.hands}
+                lines = _showdown_lines(events, order, shown, opener)
                 at = len(actions) if last_move is None else last_move
-                actions[at:at] = _showdown_lines(events, order, p, shown, opener)
+                if at == len(actions) or not any(a.startswith("d dh") for a in actions[at:]):
+                    actions[at:at] = [f"{p[seat]} sm {text(cards)}".rstrip()
+                                      for seat, cards in lines]
+                else:  # all in before the last deal: shown then, and again after down cards
+                    actions[at:at] = [f"{p[seat]} sm {text(cards[:len(at_move[seat])])}"
+                                      .rstrip() for seat, cards in lines]
+                    actions += [f"{p[seat]} sm {text(cards)}".rstrip() for seat, cards in lines
+                                if seat in down_since]
             case ActionOn():
                 if _round_opening(actions, last_move):
                     opener = event.seats[0]
@@ -185,8 +219,46 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
         if isinstance(event, (BringInPosted, BetPlaced, PlayerRaised, BetCompleted,
                               PlayerCalled, PlayerChecked, PlayerFolded)):
             last_move = len(actions)
+            at_move = {seat: list(cards) for seat, cards in held.items()}
+            down_since.clear()
     flush()
     return actions
+
+
+class _Chips:
+    """Each seat's stack and bet as the events go, to tell a raise nobody could call."""
+
+    def __init__(self, started: HandStarted):
+        self.stack = {s["seat"]: s["stack"] for s in started.seats}
+        self.bet = dict.fromkeys(self.stack, 0)
+        self.folded: set[int] = set()
+
+    def nobody_can_call(self, raiser: int) -> bool:
+        """Every other player still in has no chips beyond the bet to match: a bet or raise
+        would come back unmatched, so it amounts to a call (PHH tools refuse it)."""
+        top = max(self.bet.values())
+        return not any(self.stack[s] + self.bet[s] > top for s in self.stack
+                       if s != raiser and s not in self.folded)
+
+    def apply(self, event: Event) -> None:
+        match event:
+            case AntePosted():
+                self.stack[event.seat] -= event.amount
+            case BlindPosted():
+                self.stack[event.seat] -= event.amount
+                self.bet[event.seat] += event.amount
+            case BringInPosted() | BetPlaced() | PlayerRaised() | BetCompleted() | PlayerCalled():
+                self.stack[event.seat] -= event.added
+                self.bet[event.seat] = event.to
+            case BetReturned():
+                self.stack[event.seat] += event.amount
+                self.bet[event.seat] -= event.amount
+            case ChipsBought():
+                self.stack[event.seat] += event.amount
+            case PlayerFolded():
+                self.folded.add(event.seat)
+            case BettingRoundClosed():
+                self.bet = dict.fromkeys(self.bet, 0)
 
 
 def _round_opening(actions: list[str], last_move: int | None) -> bool:
@@ -195,15 +267,13 @@ def _round_opening(actions: list[str], last_move: int | None) -> bool:
     return last_move is None or any(a.startswith("d ") for a in actions[last_move:])
 
 
-def _showdown_lines(events, order, p, shown, opener) -> list[str]:
+def _showdown_lines(events, order, shown, opener) -> list[tuple[int, tuple]]:
+    """(seat, cards shown, or () for a mucked hand) for each player at the showdown, in
+    PokerKit's order: from the last opener or aggressor."""
     folded = {e.seat for e in events if isinstance(e, PlayerFolded)}
     start = order.index(opener) if opener in order else 0
-    lines = []
-    for seat in order[start:] + order[:start]:
-        if seat not in folded:
-            cards = shown.get(seat)
-            lines.append(f"{p[seat]} sm {card_text(cards)}" if cards else f"{p[seat]} sm")
-    return lines
+    return [(seat, tuple(shown.get(seat, ()))) for seat in order[start:] + order[:start]
+            if seat not in folded]
 
 
 # --- import ------------------------------------------------------------------
@@ -281,7 +351,8 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
         requested = {"structure": structure, **_stake_options(document, code)}
     try:
         game = game_of(game_id)
-        return game_id, resolve_options(game.options, {**requested, "reveal": "auditor"})
+        return game_id, resolve_options(game.options, {"bet_unit": 1, **requested,
+                                                       "reveal": "auditor"})
     except DomainError as error:
         raise PhhRejected(None, error.message) from None
 

@@ -50,11 +50,15 @@ def blind_seats(state: HandState) -> tuple[int, int]:
 
 def _as_written(state: HandState, forced: dict) -> list[Event]:
     antes, blinds = forced.get("antes", {}), forced.get("blinds", {})
-    events: list[Event] = [AntePosted(seat=s.seat, amount=antes[str(s.seat)])
-                           for s in state.from_left_of_button() if antes.get(str(s.seat))]
+    stacks = {s.seat: s.stack for s in state.seats}
+    events: list[Event] = []
+    for seat in [s.seat for s in state.from_left_of_button()]:
+        if amount := min(antes.get(str(seat), 0), stacks[seat]):
+            events.append(AntePosted(seat=seat, amount=amount))
+            stacks[seat] -= amount
     for position, seat in enumerate(_blind_order(state)):
-        if blinds.get(str(seat)):
-            events.append(BlindPosted(seat=seat, amount=blinds[str(seat)],
+        if amount := min(blinds.get(str(seat), 0), stacks[seat]):
+            events.append(BlindPosted(seat=seat, amount=amount,
                                       blind=("small", "big", "straddle")[min(position, 2)]))
     return events
 
