@@ -82,4 +82,5 @@ class HistoryQuery(Strict):
 
 class ImportPhh(Strict):
     phh = fields.String(required=True, validate=validate.Length(min=1))
-    table_id = fields.String(validate=validate.Length(min=1, max=64), load_default=None)
+    table_id = fields.String(validate=validate.Length(min=1, max=64), load_default=None,
+                             allow_none=True)

@@ -82,6 +82,7 @@ REQUEST_SCHEMAS = {
     "AddChipsRequest": schemas.AddChips,
     "StartHandRequest": schemas.StartHand,
     "ActionRequest": schemas.Action,
+    "ImportPhhRequest": schemas.ImportPhh,
 }
 
 
@@ -179,7 +180,7 @@ def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(sp
 
 
 TABLE_EVENTS = {"TableCreated", "PlayerSeated", "ClientSeedChanged", "ChipsAdded", "PlayerLeft",
-                "HandOpened", "HandSettled"}  # a table's stream, which no route answers
+                "HandOpened", "HandImported", "HandSettled"}  # a table's stream, which no route answers
 
 
 def test_every_event_type_of_a_hand_is_documented(spec):
@@ -325,6 +326,12 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     c.call("GET", RECEIPT, path=hand_at, token=auditor, expect=200)
     audit = c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()
     assert audit["valid"]
+    c.call("GET", HISTORY, path=hand_at, token=tokens[3], query_string={"format": "phh"},
+           expect=200)
+    document = (ROOT / "tests" / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
+    imported = c.call("POST", "/v1/imports/phh", json={"phh": document}, expect=201).get_json()
+    c.call("POST", "/v1/imports/phh", token=imported["admin_token"],
+           json={"phh": document, "table_id": imported["table_id"]}, expect=201)
 
     successes = {(m, p) for m, p, status in c.checked if status < 300}
     assert successes == {(m.upper(), p) for p, item in c.spec["paths"].items()

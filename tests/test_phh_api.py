@@ -1,0 +1,97 @@
+"""PHH over HTTP: ``GET .../history?format=phh`` and ``POST /v1/imports/phh``."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.test_api import (act, assert_problem, auth, hand_url, play_to_showdown, start_hand,
+                            table)  # noqa: F401  (table is a fixture)
+
+DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
+IMPORTS = "/v1/imports/phh"
+
+
+def keys_of(fake_backend) -> set:
+    return set(fake_backend.redis.keys("*"))
+
+
+def test_an_imported_hand_is_stored_settled_and_audited(client):
+    imported = client.post(IMPORTS, json={"phh": DOCUMENT})
+    assert imported.status_code == 201, imported.json
+    body = imported.json
+    assert body["stacks"] == {"1": 572100, "2": 1997500, "3": 1109500}
+    url = f"/v1/tables/{body['table_id']}/hands/1"
+    auditor = auth(body["auditor_token"])
+    audit = client.get(url + "/audit", headers=auditor).json
+    assert audit["valid"] and all(c["ok"] for c in audit["checks"]), audit
+    history = client.get(url + "/history", headers=auditor).json
+    started = history["events"][0]
+    assert started["data"]["source"]["format"] == "phh"
+    assert history["events"][-1]["state"]["status"] == "ended"
+    exported = tomllib.loads(client.get(url + "/history?format=phh", headers=auditor).text)
+    assert exported["variant"] == "NT" and exported["finishing_stacks"] == [572100, 1997500,
+                                                                            1109500]
+    assert exported["actions"][:3] == ["d dh p1 Ac2d", "d dh p2 ????", "d dh p3 7h6h"]
+    assert exported["_table_id"] == body["table_id"] and exported["_receipt"]["signature"]
+
+
+def test_more_hands_go_to_an_import_table_with_its_admin_token_once_per_key(client):
+    first = client.post(IMPORTS, json={"phh": DOCUMENT}).json
+    again = {"phh": DOCUMENT, "table_id": first["table_id"]}
+    assert_problem(client.post(IMPORTS, json=again), 401, "unauthorized")
+    assert_problem(client.post(IMPORTS, json=again, headers=auth(first["auditor_token"])),
+                   403, "forbidden")
+    admin = {**auth(first["admin_token"]), "Idempotency-Key": "second"}
+    second = client.post(IMPORTS, json=again, headers=admin)
+    retried = client.post(IMPORTS, json=again, headers=admin)
+    assert second.status_code == retried.status_code == 201
+    assert second.json["hand_no"] == retried.json["hand_no"] == 2
+    table_read = client.get(f"/v1/tables/{first['table_id']}", headers=admin).json
+    assert table_read["last_hand"] == 2
+    assert_problem(client.post(f"/v1/tables/{first['table_id']}/players",
+                               json={"name": "eve", "buy_in": 10}), 422, "import_table")
+
+
+def test_hands_are_not_imported_at_a_played_table(client, table):  # noqa: F811
+    response = client.post(IMPORTS, json={"phh": DOCUMENT, "table_id": table["id"]},
+                           headers=table["admin"])
+    assert_problem(response, 422, "not_an_import_table")
+
+
+def test_a_refused_document_says_where_and_stores_nothing(client, fake_backend):
+    before = keys_of(fake_backend)
+    illegal = DOCUMENT.replace('"p2 f",', '"p1 f",')
+    response = client.post(IMPORTS, json={"phh": illegal})
+    assert_problem(response, 422, "phh_rejected")
+    assert response.json["action_index"] == 5 and "p2" in response.json["reason"]
+    wrong = client.post(IMPORTS, json={"phh": DOCUMENT + "finishing_stacks = [1, 2, 3]\n"})
+    assert_problem(wrong, 422, "phh_stacks_mismatch")
+    assert wrong.json["replayed"] == [572100, 1997500, 1109500]
+    assert_problem(client.post(IMPORTS, json={"phh": "variant = "}), 422, "phh_rejected")
+    assert_problem(client.post(IMPORTS, json={"phh": DOCUMENT.replace('"NT"', '"FR"')}),
+                   422, "phh_rejected")
+    assert_problem(client.post(IMPORTS, json={}), 422, "invalid_request")
+    assert keys_of(fake_backend) == before
+
+
+def test_a_players_export_shows_only_what_they_may_see(client, fake_backend, table):  # noqa: F811
+    hand_no = start_hand(client, table)
+    assert_problem(client.get(hand_url(table, hand_no, "/history?format=phh"),
+                              headers=table["players"][2]), 409, "hand_not_ended")
+    assert act(client, table, hand_no, 2, type="bet", amount=25).status_code == 201
+    for seat in (3, 1):
+        assert act(client, table, hand_no, seat, type="fold").status_code == 201
+    text = client.get(hand_url(table, hand_no, "/history?format=phh"),
+                      headers=table["players"][2]).text
+    document = tomllib.loads(text)
+    assert "variant" not in document and document["_variant"] == "five-card-draw"
+    dealt = {line.split()[2]: line.split()[3] for line in document["actions"]
+             if line.startswith("d dh")}
+    own = client.get(hand_url(table, hand_no), headers=table["players"][2]).json
+    mine = next(s for s in own["seats"] if s["seat"] == 2)["cards"]
+    seat_of = dict(zip(document["_seats"], (f"p{i}" for i in range(1, 4))))
+    assert dealt[seat_of[2]] == "".join(mine)
+    assert dealt[seat_of[1]] == dealt[seat_of[3]] == "??" * 5
+    assert_problem(client.get(hand_url(table, hand_no, "/history?format=xml"),
+                              headers=table["players"][2]), 422, "invalid_request")
