@@ -5,11 +5,24 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from tests.test_api import (act, assert_problem, auth, hand_url, play_to_showdown, start_hand,
-                            table)  # noqa: F401  (table is a fixture)
+import pytest
+
+from tests.test_api import act, assert_problem, auth, hand_url, start_hand
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
 IMPORTS = "/v1/imports/phh"
+
+
+@pytest.fixture
+def table(client):
+    """A five card draw table with three players (as ``tests.test_api``'s)."""
+    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4}).json
+    players = {}
+    for name in ("ann", "bob", "cy"):
+        joined = client.post(f"/v1/tables/{created['table_id']}/players",
+                             json={"name": name, "buy_in": 1000}).json
+        players[joined["seat"]] = auth(joined["token"])
+    return {"id": created["table_id"], "admin": auth(created["admin_token"]), "players": players}
 
 
 def keys_of(fake_backend) -> set:
@@ -53,7 +66,7 @@ def test_more_hands_go_to_an_import_table_with_its_admin_token_once_per_key(clie
                                json={"name": "eve", "buy_in": 10}), 422, "import_table")
 
 
-def test_hands_are_not_imported_at_a_played_table(client, table):  # noqa: F811
+def test_hands_are_not_imported_at_a_played_table(client, table):
     response = client.post(IMPORTS, json={"phh": DOCUMENT, "table_id": table["id"]},
                            headers=table["admin"])
     assert_problem(response, 422, "not_an_import_table")
@@ -75,7 +88,7 @@ def test_a_refused_document_says_where_and_stores_nothing(client, fake_backend):
     assert keys_of(fake_backend) == before
 
 
-def test_a_players_export_shows_only_what_they_may_see(client, fake_backend, table):  # noqa: F811
+def test_a_players_export_shows_only_what_they_may_see(client, table):
     hand_no = start_hand(client, table)
     assert_problem(client.get(hand_url(table, hand_no, "/history?format=phh"),
                               headers=table["players"][2]), 409, "hand_not_ended")
