@@ -89,6 +89,21 @@ def client(fake_backend):
 
 
 @pytest.fixture
+def table(client):
+    """A five card draw table with three players: ids and ``Authorization`` headers."""
+    def auth(token):
+        return {"Authorization": f"Bearer {token}"}
+    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4}).json
+    players = {}
+    for name in ("ann", "bob", "cy"):
+        joined = client.post(f"/v1/tables/{created['table_id']}/players",
+                             json={"name": name, "buy_in": 1000}).json
+        players[joined["seat"]] = auth(joined["token"])
+    return {"id": created["table_id"], "admin": auth(created["admin_token"]),
+            "auditor": auth(created["auditor_token"]), "players": players}
+
+
+@pytest.fixture
 def cardroom_process(tmp_path):
     """Factory: ``cardroom_process(*args, cwd=None, **env)`` starts
     ``python -m service.cli *args`` (REDIS_URL unset unless given in ``env``)

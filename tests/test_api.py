@@ -10,18 +10,6 @@ def auth(token):
     return {"Authorization": f"Bearer {token}"}
 
 
-@pytest.fixture
-def table(client):
-    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4}).json
-    players = {}
-    for name in ("ann", "bob", "cy"):
-        joined = client.post(f"/v1/tables/{created['table_id']}/players",
-                             json={"name": name, "buy_in": 1000}).json
-        players[joined["seat"]] = auth(joined["token"])
-    return {"id": created["table_id"], "admin": auth(created["admin_token"]),
-            "auditor": auth(created["auditor_token"]), "players": players}
-
-
 def start_hand(client, table):
     response = client.post(f"/v1/tables/{table['id']}/hands", headers=table["admin"])
     assert response.status_code == 201, response.json

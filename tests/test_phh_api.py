@@ -5,24 +5,10 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-import pytest
-
 from tests.test_api import act, assert_problem, auth, hand_url, start_hand
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
 IMPORTS = "/v1/imports/phh"
-
-
-@pytest.fixture
-def table(client):
-    """A five card draw table with three players (as ``tests.test_api``'s)."""
-    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4}).json
-    players = {}
-    for name in ("ann", "bob", "cy"):
-        joined = client.post(f"/v1/tables/{created['table_id']}/players",
-                             json={"name": name, "buy_in": 1000}).json
-        players[joined["seat"]] = auth(joined["token"])
-    return {"id": created["table_id"], "admin": auth(created["admin_token"]), "players": players}
 
 
 def keys_of(fake_backend) -> set:
