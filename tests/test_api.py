@@ -1,6 +1,5 @@
 """The HTTP contract through the Flask test client on embedded fakeredis."""
 
-
 from domain.fairness import unseal
 from service.store import hand_stream, table_stream
 
