@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -28,6 +29,8 @@ BODIES = {
     "tables.join_table": {"name": "ann", "buy_in": 1000},
     "tables.add_chips": {"amount": 100},
     "hands.act": {"type": "check"},
+    "imports.import_phh": {"phh": (Path(__file__).parent / "data" / "phh" /
+                                   "dwan-ivey-2009.phh").read_text()},
 }
 
 
