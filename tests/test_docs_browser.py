@@ -9,100 +9,38 @@ Playwright drives it and never downloads a browser. Skipped without it, unless
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 import yaml
 
-from tests.processes import ROOT, free_port, stop_process, subprocess_env
+from tests.browser import RecordedPage, cardroom_serve, chromium, http_get, require_chromium
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOT = Path("/tmp/docs.png")
-
-
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    reason = f"{CHROMIUM} is missing (apt-get install chromium)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(reason + " (CI=true: the browser test must run)")
-    pytest.skip(reason)
-
-
-def _get(url: str) -> tuple[int, bytes] | None:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status, response.read()
-    except OSError:
-        return None
 
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory):
     """``cardroom serve`` in embedded mode on a free port, until the module's tests end."""
-    _require_chromium()
-    port = free_port()
-    script = Path(sys.executable).with_name("cardroom")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "service.cli"]
-    log_path = tmp_path_factory.mktemp("serve") / "cardroom-serve.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([*command, "serve", "--port", str(port)], cwd=ROOT,
-                                env=subprocess_env(), stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while (_get(f"{base}/healthz") or (None,))[0] != 200:
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop_process(proc)
-            pytest.fail(f"cardroom serve did not answer /healthz:\n{log_path.read_text()}")
-        time.sleep(0.1)
-    yield base
-    stop_process(proc)
+    require_chromium()
+    with cardroom_serve(tmp_path_factory.mktemp("serve")) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser(base_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                             args=CHROMIUM_ARGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
-class DocsPage:
+class DocsPage(RecordedPage):
     """/docs opened in a fresh page that records console errors and any request that
     leaves the service (those are aborted)."""
 
     def __init__(self, browser, base_url: str):
-        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
-        self.problems: list[str] = []
-        self.outside: list[str] = []
-        own = urlsplit(base_url).netloc
-        self.page.on("console", lambda m: m.type == "error" and self.problems.append(
-            f"console.error: {m.text}"))
-        self.page.on("pageerror", lambda e: self.problems.append(f"uncaught: {e}"))
-        self.page.on("response", lambda r: r.status >= 400 and self.problems.append(
-            f"{r.status} for {r.url}"))
-
-        def only_the_service(route):
-            url = route.request.url
-            if urlsplit(url).netloc == own or url.startswith(("data:", "about:")):
-                route.continue_()
-            else:
-                self.outside.append(url)
-                route.abort()
-        self.page.route("**/*", only_the_service)
+        super().__init__(browser, base_url)
         self.page.goto(f"{base_url}/docs")
         self.page.wait_for_selector("body[data-state=ready], body[data-state=error]",
                                     timeout=10_000)
@@ -118,7 +56,7 @@ def docs(browser, base_url):
 
 @pytest.fixture(scope="module")
 def served_spec(base_url) -> dict:
-    status, body = _get(f"{base_url}/openapi.yaml")
+    status, body = http_get(f"{base_url}/openapi.yaml")
     assert status == 200
     return yaml.safe_load(body)
 

@@ -271,6 +271,7 @@ EVENTS = "/v1/tables/{table_id}/hands/{hand_no}/events"
 HISTORY = "/v1/tables/{table_id}/hands/{hand_no}/history"
 RECEIPT = "/v1/tables/{table_id}/hands/{hand_no}/receipt"
 AUDIT = "/v1/tables/{table_id}/hands/{hand_no}/audit"
+REPLAY = "/replay/{table_id}/{hand_no}"
 
 
 @pytest.fixture
@@ -306,6 +307,7 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     hand_no = c.call("POST", HANDS, path=at, token=admin, headers={"Idempotency-Key": "h1"},
                      expect=201).get_json()["hand_no"]
     hand_at = at | {"hand_no": hand_no}
+    c.call("GET", REPLAY, path=hand_at, expect=200)
     c.call("GET", TABLE, path=at, token=tokens[1], expect=200)
     c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200)
 

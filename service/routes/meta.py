@@ -1,4 +1,5 @@
-"""Health, the game catalog, and the API description."""
+"""Health, the game catalog, the API description, and the service's pages (the API
+reference and the replay viewer): the routes that need no table."""
 
 from __future__ import annotations
 
@@ -54,8 +55,27 @@ def _spec() -> dict:
 
 @meta.get("/docs")
 def docs():
-    page = resources.files("service").joinpath("static/docs.html").read_text()
-    return Response(page, mimetype="text/html")
+    return _page("docs.html")
+
+
+@meta.get("/replay/<table_id>/<int:hand_no>")
+def replay(table_id: str, hand_no: int):
+    """The replay viewer, the same page for any ids: it reads them from its path, asks for
+    a token and reads the hand from the API itself."""
+    return _page("replay.html", {"Content-Security-Policy": REPLAY_POLICY,
+                                 "Referrer-Policy": "no-referrer"})
+
+
+# The replay page loads and asks for nothing beyond the service; its token form posts nowhere.
+REPLAY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                 "img-src 'self' data:; base-uri 'none'; form-action 'none'; "
+                 "frame-ancestors 'none'")
+
+
+def _page(name: str, headers: dict[str, str] | None = None) -> Response:
+    """An HTML page of ``service/static`` (its script fetches what it shows)."""
+    page = resources.files("service").joinpath("static", name).read_text()
+    return Response(page, mimetype="text/html", headers=headers)
 
 
 @cache
