@@ -420,6 +420,8 @@ def test_the_page_reaches_only_the_service_and_logs_no_error(open_replay, showdo
 # --- 5. following a hand live -----------------------------------------------------------
 
 
+@pytest.mark.xfail(strict=True, reason="the SSE route GET .../events/stream has not landed "
+                   "yet (issue 8): the page reads a 404 and says live updates are unavailable")
 def test_a_live_hand_shows_each_new_move_without_a_reload(open_replay, api):
     """Needs GET .../events/stream (its contract: a snapshot, then each event with its
     hand, then ``end``)."""
