@@ -129,7 +129,7 @@ def _stakes(started: HandStarted, order: list[int], code: str | None) -> dict:
         forced = {"antes": {str(n): ante for n in order},
                   "blinds": _nominal_blinds(started, order)}
     stakes = {"antes": _phh_array(forced.get("antes", {}), order)}
-    if started.game in ("texas-holdem", "omaha", "omaha-hi-lo", "five-card-draw"):
+    if "blinds" in VARIANTS[started.game].forced:
         stakes["blinds_or_straddles"] = _phh_array(forced.get("blinds", {}), order)
     if options.get("bring_in"):
         stakes["bring_in"] = options["bring_in"]
