@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import reduce
 
@@ -522,7 +523,7 @@ def _ranks(dealt) -> list[int]:
     return ranks
 
 
-def _dealt(events) -> list[tuple[str, str]]:
+def _dealt(events) -> Iterator[tuple[str, str]]:
     for event in events:
         if isinstance(event, CardsDealt):
             yield from ((str(event.seat), c) for c in event.cards)
