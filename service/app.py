@@ -7,6 +7,7 @@ from flask import Flask
 from service import jobs, problems
 from service.backend import Backend
 from service.config import Config
+from service.live import StreamSlots
 from service.room import Cardroom
 from service.routes import refuse_large_body
 from service.routes.hands import hands
@@ -23,6 +24,7 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
     app.before_request(refuse_large_body)
     app.extensions["backend"] = backend
+    app.extensions["streams"] = StreamSlots(backend.config.max_streams)
     keys = backend.config.keys()
     app.extensions["cardroom"] = Cardroom(
         EventStore(backend.redis, keys), keys, lambda table_id, hand_no: jobs.enqueue_showdown(

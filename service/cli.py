@@ -90,7 +90,7 @@ def serve(config: Config, workers: int, threads: int) -> int:
         "bind": f"{config.host}:{config.port}",
         "workers": workers,
         "worker_class": "gthread",
-        "threads": threads,
+        "threads": threads + config.max_streams,  # each open event stream holds a thread
         "preload_app": False,
         "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
         "errorlog": "-",
@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd.add_argument("--host", help="bind address (env HOST, default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="port (env PORT, default 8000)")
     serve_cmd.add_argument("--workers", type=int, default=2, help="processes with REDIS_URL (default 2)")
-    serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default 8)")
+    serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default "
+                           "8), and CARDROOM_MAX_STREAMS more for event streams")
     commands.add_parser("worker", help="run an RQ worker on REDIS_URL")
     commands.add_parser("keys", help="print a fresh CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY")
     args = parser.parse_args(argv)

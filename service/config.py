@@ -24,6 +24,8 @@ class Config:
     secret_key: str | None = None  # CARDROOM_SECRET_KEY, hex; see service.keys
     signing_key: str | None = None  # CARDROOM_SIGNING_KEY, hex; see service.keys
     max_body_bytes: int = 65536  # CARDROOM_MAX_BODY_BYTES; a larger request body gets 413
+    max_streams: int = 32  # CARDROOM_MAX_STREAMS; open event streams per process
+    sse_heartbeat: float = 10.0  # CARDROOM_SSE_HEARTBEAT; seconds between heartbeat comments
 
     @property
     def embedded(self) -> bool:
@@ -49,6 +51,10 @@ class Config:
             max_body_bytes=_number(
                 environ, "CARDROOM_MAX_BODY_BYTES", int, default.max_body_bytes
             ),
+            max_streams=_number(environ, "CARDROOM_MAX_STREAMS", int, default.max_streams),
+            sse_heartbeat=_positive(_number(
+                environ, "CARDROOM_SSE_HEARTBEAT", float, default.sse_heartbeat
+            ), "CARDROOM_SSE_HEARTBEAT"),
         )
 
 
@@ -67,4 +73,10 @@ def _number(environ: Mapping[str, str], name: str, kind: type, default):
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
+
+
+def _positive(value, name: str):
+    if not value > 0:
+        raise ValueError(f"{name} must be more than 0, got {value!r}")
     return value

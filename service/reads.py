@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import reduce
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from domain import fairness, phh
 from domain import table as table_rules
@@ -115,8 +115,7 @@ class Reads:
         if not 1 <= at <= hand.version:
             raise DomainError("version_out_of_range", f"hand {hand_no} has events 1 to "
                               f"{hand.version}, not {at}")
-        _, state = next(step for step in self._replayed(table_id, hand_no, hand.state)
-                        if step[0].version == at)
+        state = self._replayed_to(table_id, hand_no, hand.state, at)
         return self._seen(table_id, hand_no, at, state, viewer)
 
     def _replayed(self, table_id: str, hand_no: int, now: Any):
@@ -134,6 +133,54 @@ class Reads:
         if viewer.revealed:
             view["server_seed"] = self.keys.server_seed(table_id, hand_no)
         return view
+
+    def follow(self, table_id: str, hand_no: int, viewer: Viewer, after: int | None,
+               wait: Callable[[str, int], list[Envelope]]) -> Iterator[tuple[str, int, Any]]:
+        """The hand as ``viewer`` follows it live, as ``(kind, version, data)``: without
+        ``after``, first ``("snapshot", v, the hand read)``; then, for each event after
+        ``after`` (or after the snapshot) as it is appended, ``("event", v, the projected
+        event with its "state")``, each seen as the viewer could see it just then; at the
+        end ``("end", v, {"version": v})``. ``("idle", v, None)`` each time ``wait(stream,
+        v)`` comes back empty. ``after`` is checked now, before anything is yielded."""
+        hand = self.hand(table_id, hand_no)
+        if after is not None and not 0 <= after <= hand.version:
+            raise DomainError("invalid_last_event_id", f"hand {hand_no} has events 1 to "
+                              f"{hand.version}; Last-Event-ID {after} is none of them")
+        stream = hand_stream(table_id, hand_no)
+        if after is None or after == hand.version:
+            start = hand.state
+        else:
+            start = self._replayed_to(table_id, hand_no, hand.state, after)
+
+        def followed():
+            version, state = hand.version if after is None else after, start
+            if after is None:
+                yield "snapshot", version, self._seen(table_id, hand_no, version, state,
+                                                      _reader(viewer, state))
+            pending = [] if after is None else self.store.read(stream, after=after)
+            while state.status != "ended":
+                if not pending:
+                    pending = wait(stream, version)
+                    if not pending:
+                        yield "idle", version, None
+                        continue
+                envelope = pending.pop(0)
+                state = game_of(state.game).evolve(state, opened_event(envelope))
+                version = envelope.version
+                reader = _reader(as_dealt(viewer, state), state)
+                yield "event", version, {**project(envelope, reader, state),
+                                         "state": self._seen(table_id, hand_no, version, state,
+                                                             reader)}
+            yield "end", version, {"version": version}
+
+        return followed()
+
+    def _replayed_to(self, table_id: str, hand_no: int, now: Any, version: int) -> Any:
+        """The hand's state just after event ``version`` (before its first at 0)."""
+        if version == 0:
+            return game_of(now.game).initial_state(self.table(table_id).state.options)
+        return next(state for envelope, state in self._replayed(table_id, hand_no, now)
+                    if envelope.version == version)
 
     def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
                     ) -> list[dict]:

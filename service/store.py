@@ -257,6 +257,13 @@ class EventStore:
     def version(self, stream: str) -> int:
         return int(self.redis.xlen(stream))
 
+    def wait(self, stream: str, after: int, timeout: float) -> list[Envelope]:
+        """The envelopes after version ``after``, waiting up to ``timeout`` seconds for one to
+        be appended (a blocking ``XREAD``: Redis wakes the caller, nothing polls); [] if none."""
+        reply = self.redis.xread({stream: f"0-{after}"}, block=max(1, round(timeout * 1000)))
+        entries = reply[0][1] if reply else []
+        return [self._envelope(stream, fields) for _, fields in entries]
+
     def _hash_at(self, stream: str, version: int) -> str:
         if version == 0:
             return GENESIS_HASH

@@ -6,6 +6,7 @@ accept the real answers of a played hand (and its refusals)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -268,6 +269,7 @@ HANDS = "/v1/tables/{table_id}/hands"
 HAND = "/v1/tables/{table_id}/hands/{hand_no}"
 ACTIONS = "/v1/tables/{table_id}/hands/{hand_no}/actions"
 EVENTS = "/v1/tables/{table_id}/hands/{hand_no}/events"
+STREAM = "/v1/tables/{table_id}/hands/{hand_no}/events/stream"
 HISTORY = "/v1/tables/{table_id}/hands/{hand_no}/history"
 RECEIPT = "/v1/tables/{table_id}/hands/{hand_no}/receipt"
 AUDIT = "/v1/tables/{table_id}/hands/{hand_no}/audit"
@@ -322,6 +324,7 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     c.call("GET", HAND, path=hand_at, token=auditor, expect=200)
     c.call("GET", EVENTS, path=hand_at, token=tokens[2], expect=200)
     c.call("GET", EVENTS, path=hand_at, token=tokens[2], query_string={"after": 5}, expect=200)
+    _check_stream(c, hand_at, tokens[2])
     c.call("GET", HISTORY, path=hand_at, token=tokens[3], expect=200)
     c.call("GET", HISTORY, path=hand_at, token=auditor, expect=200)
     c.call("GET", RECEIPT, path=hand_at, token=tokens[3], expect=200)
@@ -338,6 +341,25 @@ def test_a_played_hand_answers_as_the_spec_says(contract, fake_backend):
     successes = {(m, p) for m, p, status in c.checked if status < 300}
     assert successes == {(m.upper(), p) for p, item in c.spec["paths"].items()
                          for m in item if m in _HTTP_METHODS}
+
+
+def _check_stream(c: Contract, hand_at: dict, token: str) -> None:
+    """The stream of an ended hand, resumed from event 5: its events validate as the event
+    envelopes of ``GET .../events``, each with a hand read as ``?at=v`` answers it."""
+    stream = c.call("GET", STREAM, path=hand_at, token=token, headers={"Last-Event-ID": "5"},
+                    expect=200).get_data(as_text=True)
+    data = [json.loads(line[len("data: "):]) for line in stream.splitlines()
+            if line.startswith("data: ")]
+    assert [d.get("version") for d in data[:-1]] == list(range(6, 6 + len(data) - 1))
+    events = _pointer("paths", EVENTS, "get", "responses", "200", "content", "application/json",
+                      "schema")
+    hand = _pointer("paths", HAND, "get", "responses", "200", "content", "application/json",
+                    "schema")
+    for event in data[:-1]:
+        c._validate({"events": [{k: v for k, v in event.items() if k != "state"}]}, events,
+                    "stream event")
+        c._validate(event["state"], hand, "stream event state")
+    c.call("GET", STREAM, path=hand_at, token=token, headers={"Last-Event-ID": "x"}, expect=422)
 
 
 def _play_to_showdown(c: Contract, hand_at: dict, admin: str, tokens: dict) -> set[str]:

@@ -420,11 +420,8 @@ def test_the_page_reaches_only_the_service_and_logs_no_error(open_replay, showdo
 # --- 5. following a hand live -----------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="the SSE route GET .../events/stream has not landed "
-                   "yet (issue 8): the page reads a 404 and says live updates are unavailable")
 def test_a_live_hand_shows_each_new_move_without_a_reload(open_replay, api):
-    """Needs GET .../events/stream (its contract: a snapshot, then each event with its
-    hand, then ``end``)."""
+    """The page follows GET .../events/stream: a snapshot, then each event with its hand."""
     table = create_table(api, 3, game="texas-holdem")
     hand_no = table.start_hand()
     seat = 3

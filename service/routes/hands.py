@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, request
+from flask import Blueprint, current_app, request
 
 from domain.commands import Act
 from domain.errors import DomainError
 from domain.views import as_dealt
-from service import schemas
+from service import live, schemas
 from service.auth import require
 from service.problems import ApiError
 from service.routes import body, client_key, room
@@ -51,6 +51,16 @@ def events(table_id: str, hand_no: int):
     return {"events": room().hand_events(table_id, hand_no, caller, after=after)}
 
 
+@hands.get("/<int:hand_no>/events/stream")
+def event_stream(table_id: str, hand_no: int):
+    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    after = _last_event_id(request.headers.get("Last-Event-ID",
+                                               request.args.get("last_event_id")))
+    config = current_app.extensions["backend"].config
+    return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
+                        table_id, hand_no, caller, after)
+
+
 @hands.get("/<int:hand_no>/history")
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
@@ -76,6 +86,15 @@ def receipt(table_id: str, hand_no: int):
 def audit(table_id: str, hand_no: int):
     require(room().table(table_id).state, "auditor")
     return room().audit(table_id, hand_no)
+
+
+def _last_event_id(value: str | None) -> int | None:
+    if value is None:
+        return None
+    if not re.fullmatch(r"\s*[0-9]{1,15}\s*", value):
+        raise ApiError(422, "invalid_last_event_id", "Last-Event-ID must be the version of an "
+                       "event of the hand, a whole number")
+    return int(value)
 
 
 def _version_from_etag(value: str) -> int:

@@ -38,11 +38,11 @@ def log_tail(path: Path, lines: int = 40) -> str:
 class Server:
     """A running ``cardroom serve`` subprocess."""
 
-    def __init__(self, log_path: Path, redis_url: str | None, workers: int = 2):
+    def __init__(self, log_path: Path, redis_url: str | None, workers: int = 2, **env: str):
         self.port = free_port()
         self.log_path = log_path
         self.redis_url = redis_url
-        extra = {"REDIS_URL": redis_url} if redis_url else {}
+        extra = {"REDIS_URL": redis_url, **env} if redis_url else env
         with open(log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port),
