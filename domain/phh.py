@@ -23,9 +23,13 @@ document: its events record ``source: {"format": "phh"}`` and the deck that deal
 exactly the document's cards. A card the document leaves unknown (``??``) in a hand
 that never shows it is filled with a card the document does not name; the fillers
 are listed in ``source["unknown"]``. A hand shown at the showdown must be known.
-An import refuses a document whose amounts are not whole chips or whose stacks are
-unknown (``inf``), since chips here are whole points; its smallest chip (for odd chips
-of split pots) is 1, as in PHH.
+Amounts. Chips here are whole. A document whose amounts have decimals (stakes in
+dollars and cents, or a split pot's half chip) is counted in its smallest unit: with
+two decimals, one chip of the import is 0.01. ``source["scale"]`` records the factor
+(100), and the export divides by it again, so the amounts read back as written. The
+smallest chip (for odd chips of split pots) is 1 of those units. Unknown stacks
+(``inf``) and more than four decimals are refused, as are decimals in a document with
+``_variant``, whose ``_options`` are cardroom's own whole chips.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from functools import reduce
 
 import tomli_w
@@ -95,6 +100,9 @@ def export(events: list[Event], facts: dict) -> str:
         document["finishing_stacks"] = [ended.stacks[str(n)] for n in order]
     document["players"] = [names[n] for n in order]
     document["_seats"] = order
+    scale = started.source.get("scale", 1)
+    if scale != 1:
+        document = {**_rescaled(document, lambda amount: amount / scale), "_scale": scale}
     document.update({k: v for k, v in facts.items() if v is not None})
     return tomli_w.dumps(document)
 
@@ -307,7 +315,7 @@ def import_hand(text: str, hand_no: int) -> Imported:
     our rules decide them from its moves and its cards. A move the rules refuse raises
     ``PhhRejected`` with its index in ``actions``; recorded ``finishing_stacks`` that the
     replay does not reach raise ``phh_stacks_mismatch``."""
-    document = _parse(text)
+    document, scale = _in_smallest_units(_parse(text))
     game_id, options = _game_and_options(document)
     count = len(document["starting_stacks"])
     names = document.get("players") or [f"p{i}" for i in range(1, count + 1)]
@@ -318,6 +326,8 @@ def import_hand(text: str, hand_no: int) -> Imported:
     lines = [line for i, text_ in enumerate(document["actions"])
              if (line := _line(i, text_, count)) is not None]
     source = {"format": "phh", "forced": _forced(document, count)}
+    if scale != 1:
+        source["scale"] = scale
     game = game_of(game_id)
     deck, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
     events = _replay(game, options, StartHand(
@@ -338,6 +348,78 @@ def _parse(text: str) -> dict:
     if not 2 <= len(document["starting_stacks"]) <= 10:
         raise PhhRejected(None, "a hand has 2 to 10 players")
     return document
+
+
+AMOUNTS = ("antes", "blinds_or_straddles", "bring_in", "small_bet", "big_bet", "min_bet",
+           "starting_stacks", "finishing_stacks")
+MOST_DECIMALS = 4
+
+
+def _in_smallest_units(document: dict) -> tuple[dict, int]:
+    """The document with every amount multiplied by the scale that makes them all whole,
+    and that scale (1 when they are whole already)."""
+    decimals = max(map(_decimals, _amounts(document)), default=0)
+    if not decimals:
+        return document, 1
+    if decimals > MOST_DECIMALS:
+        raise PhhRejected(None, f"amounts with {decimals} decimals; cardroom takes at most "
+                          f"{MOST_DECIMALS}")
+    if "_variant" in document:
+        raise PhhRejected(None, "a document with _variant counts in whole chips")
+    return _rescaled(document, lambda amount: amount * 10 ** decimals), 10 ** decimals
+
+
+def _amounts(document: dict) -> Iterator:
+    for field in AMOUNTS:
+        value = document.get(field)
+        yield from value if isinstance(value, list) else [value]
+    for text in document["actions"]:
+        words = str(text).split("#", 1)[0].split()
+        if len(words) == 3 and words[1] == "cbr":
+            yield words[2]
+
+
+def _exact(amount) -> Decimal | None:
+    """``amount`` as an exact decimal, or None if it is not a finite number."""
+    if isinstance(amount, bool) or not isinstance(amount, (int, float, str)):
+        return None
+    try:
+        exact = Decimal(repr(amount) if isinstance(amount, float) else amount)
+    except InvalidOperation:
+        return None
+    return exact if exact.is_finite() else None
+
+
+def _decimals(amount) -> int:
+    exact = _exact(amount)
+    return 0 if exact is None else max(0, -exact.normalize().as_tuple().exponent)
+
+
+def _rescaled(document: dict, change) -> dict:
+    """The document with ``change`` applied to each amount (a Decimal); whatever is not a
+    number is left for the import to refuse."""
+    def number(amount, exact: Decimal | None):
+        if exact is None:
+            return amount
+        value = change(exact)
+        return int(value) if value == value.to_integral_value() else float(value)
+
+    def action(text):
+        words = str(text).split("#", 1)[0].split()
+        if len(words) != 3 or words[1] != "cbr" or _exact(words[2]) is None:
+            return text
+        return f"{words[0]} cbr {number(words[2], _exact(words[2]))}"
+
+    def field(value):
+        return number(value, None if isinstance(value, str) else _exact(value))
+
+    rescaled = {**document, "actions": [action(text) for text in document["actions"]]}
+    for name in AMOUNTS:
+        if isinstance(document.get(name), list):
+            rescaled[name] = [field(v) for v in document[name]]
+        elif name in document:
+            rescaled[name] = field(document[name])
+    return rescaled
 
 
 def _game_and_options(document: dict) -> tuple[str, dict]:
@@ -375,8 +457,8 @@ def _chips(value, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise PhhRejected(None, f"{field} holds {value!r}, not a number of chips")
     if value in (float("inf"), float("-inf")) or value != int(value) or value < 0:
-        raise PhhRejected(None, f"{field} holds {value!r}: cardroom counts whole chips, and "
-                          "needs every stack known")
+        raise PhhRejected(None, f"{field} holds {value!r}: cardroom needs every amount "
+                          "known and not negative")
     return int(value)
 
 

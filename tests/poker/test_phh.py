@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import random
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -136,19 +137,55 @@ def test_pokerkit_hands_import_to_pokerkit_stacks(code):
             assert any(len(a.winners) > 2 for a in awards), (code, number, text, ours)
 
 
-@pytest.mark.parametrize("name, stacks", [
-    ("dwan-ivey-2009", {"1": 572100, "2": 1997500, "3": 1109500}),
-    ("pluribus-100-0", None),
-    ("pluribus-102-0", {"1": 10113, "2": 9775, "3": 10000, "4": 10000, "5": 10112,
-                        "6": 10000}),
+@pytest.mark.parametrize("name, scale, stacks", [
+    ("dwan-ivey-2009", 1, [572100, 1997500, 1109500]),
+    ("pluribus-100-0", 1, None),
+    ("pluribus-102-0", 10, [10112.5, 9775, 10000, 10000, 10112.5, 10000]),
 ])
-def test_published_hands_replay_to_their_recorded_stacks(name, stacks):
+def test_published_hands_replay_to_their_recorded_stacks(name, scale, stacks):
     text = (DATA / f"{name}.phh").read_text()
     imported = phh.import_hand(text, 1)  # raises phh_stacks_mismatch where they differ
+    assert imported.events[0].source.get("scale", 1) == scale
+    ours = [chips / scale for _, chips in sorted(imported.events[-1].stacks.items())]
     if stacks is not None:
-        assert imported.events[-1].stacks == stacks
-    assert imported.events[-1].stacks == dict(zip(
-        map(str, range(1, 7)), replayed_by_pokerkit(text)))
+        assert ours == stacks
+    if scale == 1:  # PokerKit gives a split pot's odd chip to one winner
+        assert ours == replayed_by_pokerkit(text)
+    exported = tomllib.loads(phh.export(imported.events, {}))
+    assert exported["finishing_stacks"] == tomllib.loads(text).get("finishing_stacks", ours)
+
+
+CENTS = """variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [0.5, 0.25]
+min_bet = 0.5
+starting_stacks = [10.01, 20]
+actions = ["d dh p1 AcAd", "d dh p2 7c2d", "p1 cbr 1.25", "p2 cc", "d db 2h3h4h", "p1 cc",
+           "p2 cbr 5.01", "p1 f"]
+finishing_stacks = [8.76, 21.25]
+"""
+
+
+def test_amounts_in_cents_are_counted_in_cents_and_exported_as_written():
+    imported = phh.import_hand(CENTS, 1)
+    assert imported.events[0].source["scale"] == 100
+    assert [s["stack"] for s in imported.seats] == [1001, 2000]
+    assert imported.events[-1].stacks == {"1": 876, "2": 2125}
+    exported = phh.export(imported.events, {})
+    written, read_back = tomllib.loads(CENTS), tomllib.loads(exported)
+    for field in ("blinds_or_straddles", "min_bet", "starting_stacks", "finishing_stacks"):
+        assert read_back[field] == written[field], field
+    assert [a for a in read_back["actions"] if " cbr " in a] == ["p1 cbr 1.25", "p2 cbr 5.01"]
+    assert [float(s) for s in replayed_by_pokerkit(exported)] == [8.76, 21.25]
+
+
+@pytest.mark.parametrize("change, reason", [
+    (("min_bet = 0.5", "min_bet = 0.500001"), "at most 4"),
+    (("variant = \"NT\"", "_variant = \"texas-holdem\""), "whole chips"),
+])
+def test_amounts_past_four_decimals_or_with_our_own_variant_are_refused(change, reason):
+    with pytest.raises(phh.PhhRejected, match=reason):
+        phh.import_hand(CENTS.replace(*change), 1)
 
 
 def test_a_published_hand_with_a_move_out_of_turn_is_refused_at_that_move():
