@@ -8,10 +8,19 @@ fakeredis server and a worker thread. Everything else has a default, so
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
 from service.keys import Keys, keys_for, parse_key
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A rate limit: bursts of up to ``requests``, refilled at ``requests`` per ``seconds``."""
+
+    requests: int
+    seconds: int
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,8 @@ class Config:
     max_body_bytes: int = 65536  # CARDROOM_MAX_BODY_BYTES; a larger request body gets 413
     max_streams: int = 32  # CARDROOM_MAX_STREAMS; open event streams per process
     sse_heartbeat: float = 10.0  # CARDROOM_SSE_HEARTBEAT; seconds between heartbeat comments
+    rate_limit: Rate | None = None  # CARDROOM_RATE_LIMIT=N/S, per token or address; None = off
+    table_rate_limit: Rate | None = None  # CARDROOM_TABLE_RATE_LIMIT=N/S, new tables per address
 
     @property
     def embedded(self) -> bool:
@@ -37,7 +48,7 @@ class Config:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Config":
-        """Build a Config from environment variables; raise ValueError on bad numbers."""
+        """Build a Config from environment variables; raise ValueError on bad values."""
         default = cls()
         return cls(
             redis_url=environ.get("REDIS_URL") or None,
@@ -55,12 +66,26 @@ class Config:
             sse_heartbeat=_positive(_number(
                 environ, "CARDROOM_SSE_HEARTBEAT", float, default.sse_heartbeat
             ), "CARDROOM_SSE_HEARTBEAT"),
+            rate_limit=_rate(environ, "CARDROOM_RATE_LIMIT"),
+            table_rate_limit=_rate(environ, "CARDROOM_TABLE_RATE_LIMIT"),
         )
 
 
 def _key(environ: Mapping[str, str], name: str) -> str | None:
     raw = environ.get(name, "").strip()
     return parse_key(name, raw) if raw else None
+
+
+def _rate(environ: Mapping[str, str], name: str) -> Rate | None:
+    """``N/S`` (N requests per S seconds, whole numbers from 1); unset or empty: no limit."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return None
+    match = re.fullmatch(r"([0-9]{1,9})\s*/\s*([0-9]{1,9})", raw)
+    if match is None or 0 in (requests := int(match[1]), seconds := int(match[2])):
+        raise ValueError(f"{name} must be N/S, N requests per S seconds (whole numbers from 1, "
+                         f"such as 100/60), got {raw!r}")
+    return Rate(requests, seconds)
 
 
 def _number(environ: Mapping[str, str], name: str, kind: type, default):

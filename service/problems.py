@@ -23,9 +23,11 @@ class StoreUnavailable(Exception):
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, detail: str, **extra):
+    def __init__(self, status: int, code: str, detail: str,
+                 headers: dict[str, str] | None = None, **extra):
         super().__init__(detail)
         self.status, self.code, self.detail, self.extra = status, code, detail, extra
+        self.headers = headers or {}
 
 
 def problem(status: int, code: str, detail: str, **extra):
@@ -42,7 +44,9 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
-        return problem(error.status, error.code, error.detail, **error.extra)
+        response = problem(error.status, error.code, error.detail, **error.extra)
+        response.headers.update(error.headers)
+        return response
 
     @app.errorhandler(DomainError)
     def domain_error(error: DomainError):
@@ -72,7 +76,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
         code = (error.name or "error").lower().replace(" ", "_")
-        return problem(error.code or 500, code, error.description or error.name)
+        response = problem(error.code or 500, code, error.description or error.name)
+        response.headers.extend((name, value) for name, value in error.get_headers()
+                                if name.lower() != "content-type")  # such as a 405's Allow
+        return response
 
     @app.errorhandler(StoreUnavailable)
     def store_down(error: Exception):

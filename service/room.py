@@ -50,6 +50,11 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class Replayed(dict):
+    """A command's first answer, given again to a retry with the same Idempotency-Key (the
+    routes mark it with a header)."""
+
+
 @dataclass(frozen=True)
 class ClientKey:
     """An Idempotency-Key and the fingerprint of the request it came with."""
@@ -269,7 +274,7 @@ class Cardroom(Reads):
             if record["fingerprint"] != idem.fingerprint:
                 raise DomainError("idempotency_key_reused", "this Idempotency-Key was used "
                                   "for another request; use a fresh key for each request")
-            return answer(record["answer"])
+            return Replayed(answer(record["answer"]))
         for _ in range(RETRIES):
             if idem and (done := replayed(self.store.remembered(idem))):
                 return done

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 # Settings that must not leak from the test run into a process unless a test asks for them.
 _PRIVATE = ("REDIS_URL", "CARDROOM_TEST_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER",
-            "CARDROOM_MAX_BODY_BYTES", "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+            "CARDROOM_MAX_BODY_BYTES", "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY",
+            "CARDROOM_RATE_LIMIT", "CARDROOM_TABLE_RATE_LIMIT", "CARDROOM_MAX_STREAMS",
+            "CARDROOM_SSE_HEARTBEAT")
 # The keys every test process shares (an API and its workers must agree on them).
 TEST_KEYS = {"CARDROOM_SECRET_KEY": "5e" * 32, "CARDROOM_SIGNING_KEY": "a1" * 32}
 

@@ -469,7 +469,7 @@ def test_a_hand_read_at_an_event_shows_what_the_reader_could_see_then(client, fa
     for wrong in (0, last + 1):
         response = client.get(hand_url(table, hand_no, f"?at={wrong}"), headers=table["auditor"])
         assert response.status_code == 422
-        assert response.json["code"] in ("version_out_of_range", "invalid_request")
+        assert response.json["code"] in ("version_out_of_range", "invalid_query")
     response = client.get(hand_url(table, hand_no, f"?at={last + 1}"), headers=table["auditor"])
     assert response.json["code"] == "version_out_of_range"
 

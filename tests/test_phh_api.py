@@ -93,4 +93,4 @@ def test_a_players_export_shows_only_what_they_may_see(client, table):
     assert dealt[seat_of[2]] == "".join(mine)
     assert dealt[seat_of[1]] == dealt[seat_of[3]] == "??" * 5
     assert_problem(client.get(hand_url(table, hand_no, "/history?format=xml"),
-                              headers=table["players"][2]), 422, "invalid_request")
+                              headers=table["players"][2]), 422, "invalid_query")

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from urllib.parse import quote
 
-from flask import current_app, request
-from marshmallow import Schema
-from werkzeug.exceptions import RequestEntityTooLarge
+from flask import current_app, redirect, request
+from marshmallow import Schema, ValidationError
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
-from service.room import Cardroom, ClientKey
+from service.room import Cardroom, ClientKey, Replayed
 
 
 def room() -> Cardroom:
@@ -34,7 +35,41 @@ def refuse_large_body() -> None:
             raise RequestEntityTooLarge()
 
 
+def without_trailing_slash():
+    """Before every route: a path that names a route but for a trailing slash
+    (``/v1/games/``) is redirected to it (GET and HEAD, 308) or, for other methods,
+    refused with a 404 whose detail names it (a redirected write may be sent again
+    without its body by a careless client)."""
+    path = request.path
+    if not (isinstance(request.routing_exception, NotFound) and path.endswith("/")):
+        return None
+    target = path.rstrip("/")
+    if not target or not _is_route(target):
+        return None
+    if request.method in ("GET", "HEAD"):
+        query = request.query_string.decode("latin-1")
+        return redirect(quote(request.script_root + target) + (f"?{query}" if query else ""), 308)
+    raise ApiError(404, "not_found", f"there is no route at {path}; the path is {target}, "
+                   "without the trailing slash")
+
+
+def _is_route(path: str) -> bool:
+    try:
+        current_app.create_url_adapter(request).match(path, method=request.method)
+    except MethodNotAllowed:
+        return True
+    except HTTPException:
+        return False
+    return True
+
+
 def body(schema: Schema) -> dict:
+    """The request's JSON body, validated by ``schema``. A body that is not declared as
+    JSON gets 415; an empty body without a Content-Type stands for ``{}``."""
+    if not request.is_json and request.get_data():
+        raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
+                       "with Content-Type: application/json (this one came as "
+                       f"{request.mimetype or 'no Content-Type'})")
     try:
         data = request.get_json(silent=True)
     except RecursionError:  # nested deeper than the JSON parser goes
@@ -54,3 +89,24 @@ def client_key(payload: dict | None = None) -> ClientKey | None:
         raise ApiError(422, "invalid_idempotency_key", "Idempotency-Key must be 1 to 200 characters")
     request_text = f"{request.method} {request.path}\n{canonical_json(payload or {})}"
     return ClientKey(key, hashlib.sha256(request_text.encode()).hexdigest())
+
+
+def query(schema: Schema) -> dict:
+    """The query parameters, validated by ``schema``: a bad one gets 422 ``invalid_query``
+    naming it as a query parameter."""
+    try:
+        return schema.load(request.args)
+    except ValidationError as error:
+        named = "; ".join(f"query parameter '{name}': {_text(messages)}"
+                          for name, messages in error.messages.items())
+        raise ApiError(422, "invalid_query", named, errors=error.messages) from None
+
+
+def _text(messages) -> str:
+    return " ".join(map(str, messages)) if isinstance(messages, list) else str(messages)
+
+
+def answered(result: dict, status: int):
+    """A write's answer; one replayed to a retry (same Idempotency-Key, same request) is
+    marked with ``Idempotent-Replayed: true``."""
+    return result, status, {"Idempotent-Replayed": "true"} if isinstance(result, Replayed) else {}

@@ -12,7 +12,7 @@ from domain.views import as_dealt
 from service import live, schemas
 from service.auth import require
 from service.problems import ApiError
-from service.routes import body, client_key, room
+from service.routes import answered, body, client_key, query, room
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
@@ -21,13 +21,13 @@ hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 def start_hand(table_id: str):
     require(room().table(table_id).state, "admin")
     request = body(schemas.StartHand())
-    return room().start_hand(table_id, request["game"], client_key(request)), 201
+    return answered(room().start_hand(table_id, request["game"], client_key(request)), 201)
 
 
 @hands.get("/<int:hand_no>")
 def read_hand(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    at = schemas.HandQuery().load(request.args)["at"]
+    at = query(schemas.HandQuery())["at"]
     view = room().hand_view(table_id, hand_no, caller, at)
     return view, 200, {"ETag": f'"{view["version"]}"'}
 
@@ -41,13 +41,14 @@ def act(table_id: str, hand_no: int):
         expected = _version_from_etag(request.headers["If-Match"])
     command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
                   cards=tuple(action["cards"]))
-    return room().act(table_id, hand_no, caller, command, expected, client_key(action)), 201
+    return answered(room().act(table_id, hand_no, caller, command, expected,
+                               client_key(action)), 201)
 
 
 @hands.get("/<int:hand_no>/events")
 def events(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    after = schemas.EventsQuery().load(request.args)["after"]
+    after = query(schemas.EventsQuery())["after"]
     return {"events": room().hand_events(table_id, hand_no, caller, after=after)}
 
 
@@ -64,8 +65,7 @@ def event_stream(table_id: str, hand_no: int):
 @hands.get("/<int:hand_no>/history")
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    query = schemas.HistoryQuery().load(request.args)
-    if query["format"] == "phh":
+    if query(schemas.HistoryQuery())["format"] == "phh":
         return room().phh(table_id, hand_no, caller), 200, {
             "Content-Type": "application/toml; charset=utf-8"}
     if caller.role != "auditor" and room().hand(table_id, hand_no).state.status != "ended":

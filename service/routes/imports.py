@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from service import schemas
 from service.auth import require
-from service.routes import body, client_key, room
+from service.routes import answered, body, client_key, room
 
 imports = Blueprint("imports", __name__, url_prefix="/v1/imports")
 
@@ -16,4 +16,5 @@ def import_phh():
     request = body(schemas.ImportPhh())
     if request["table_id"] is not None:
         require(room().table(request["table_id"]).state, "admin")
-    return room().import_phh(request["phh"], request["table_id"], client_key(request)), 201
+    return answered(room().import_phh(request["phh"], request["table_id"], client_key(request)),
+                    201)

@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 
 import yaml
-from flask import Blueprint, Response
+from flask import Blueprint, Response, redirect, url_for
 
 from domain.fairness import ALGORITHMS
 from domain.games import catalog
@@ -15,6 +15,12 @@ from service.problems import StoreUnavailable
 from service.routes import room
 
 meta = Blueprint("meta", __name__)
+
+
+@meta.get("/")
+def home():
+    """The service's address leads to its API reference."""
+    return redirect(url_for("meta.docs"))
 
 
 @meta.get("/healthz")

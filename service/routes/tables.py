@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from service import schemas
 from service.auth import require
-from service.routes import body, client_key, room
+from service.routes import answered, body, client_key, room
 
 tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 
@@ -39,8 +39,8 @@ def read_table(table_id: str):
 def join_table(table_id: str):
     request = body(schemas.JoinTable())
     room().table(table_id)
-    return room().seat_player(table_id, request["name"], request["buy_in"],
-                              request["client_seed"], client_key(request)), 201
+    return answered(room().seat_player(table_id, request["name"], request["buy_in"],
+                                       request["client_seed"], client_key(request)), 201)
 
 
 @tables.put("/<table_id>/players/<int:seat>/seed")
@@ -54,7 +54,8 @@ def set_client_seed(table_id: str, seat: int):
 def add_chips(table_id: str, seat: int):
     require(room().table(table_id).state, "player", seat=seat)
     request = body(schemas.AddChips())
-    return room().add_chips(table_id, seat, request["amount"], client_key(request)), 201
+    return answered(room().add_chips(table_id, seat, request["amount"], client_key(request)),
+                    201)
 
 
 @tables.delete("/<table_id>/players/<int:seat>")

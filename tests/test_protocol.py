@@ -1,0 +1,194 @@
+"""Protocol details a new client runs into, through the Flask test client on embedded
+fakeredis: where ``/`` leads, trailing slashes, bodies not sent as JSON (415), the ``Allow``
+header of a 405, bad query parameters named as such, and the ``Idempotent-Replayed`` header
+of an answer given again to a retry."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def assert_problem(response, status: int, code: str) -> dict:
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True))
+    assert response.mimetype == "application/problem+json"
+    problem = response.get_json()
+    assert problem["code"] == code and problem["status"] == status, problem
+    return problem
+
+
+def hand_url(table: dict, hand_no: int, suffix: str = "") -> str:
+    return f"/v1/tables/{table['id']}/hands/{hand_no}{suffix}"
+
+
+@pytest.fixture
+def hand(client, table) -> int:
+    response = client.post(f"/v1/tables/{table['id']}/hands", headers=table["admin"])
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["hand_no"]
+
+
+# --- where things are ----------------------------------------------------------
+
+
+def test_the_root_redirects_to_the_api_reference(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/docs"
+    assert client.get("/", follow_redirects=True).mimetype == "text/html"
+
+
+@pytest.mark.parametrize("path, target", [
+    ("/v1/games/", "/v1/games"),
+    ("/v1/games//", "/v1/games"),
+    ("/healthz/?verbose=1", "/healthz?verbose=1"),
+    ("/v1/tables/abc/", "/v1/tables/abc"),
+    ("/v1/tables/abc/hands/1/events/?after=2", "/v1/tables/abc/hands/1/events?after=2"),
+])
+def test_a_get_with_a_trailing_slash_is_redirected_to_the_path_without_it(client, path, target):
+    response = client.get(path)
+    assert response.status_code == 308, response.get_data(as_text=True)
+    assert response.headers["Location"] == target
+
+
+def test_a_redirected_trailing_slash_leads_to_the_route(client):
+    response = client.get("/v1/games/", follow_redirects=True)
+    assert response.status_code == 200 and response.get_json()["games"]
+
+
+def test_a_post_with_a_trailing_slash_gets_a_404_that_names_the_path(client, fake_backend):
+    problem = assert_problem(client.post("/v1/tables/", json={"game": "five-card-draw"}), 404,
+                             "not_found")
+    assert "/v1/tables," in problem["detail"] and "trailing slash" in problem["detail"]
+    assert fake_backend.redis.dbsize() == 0  # no table was made
+
+
+def test_a_write_to_a_table_path_with_a_trailing_slash_names_the_path(client, table):
+    problem = assert_problem(client.post(f"/v1/tables/{table['id']}/hands/",
+                                         headers=table["admin"]), 404, "not_found")
+    assert f"/v1/tables/{table['id']}/hands," in problem["detail"]
+
+
+def test_an_unknown_path_with_a_trailing_slash_is_a_plain_404(client):
+    problem = assert_problem(client.get("/v1/nothing-here/"), 404, "not_found")
+    assert "trailing slash" not in problem["detail"]
+    assert_problem(client.get("/v1/nothing-here"), 404, "not_found")
+
+
+# --- methods -------------------------------------------------------------------
+
+
+def test_a_method_the_path_does_not_take_gets_405_with_allow(client, table):
+    response = client.put("/v1/tables", json={})
+    assert_problem(response, 405, "method_not_allowed")
+    assert {m.strip() for m in response.headers["Allow"].split(",")} >= {"POST"}
+    assert "GET" not in response.headers["Allow"]
+
+    response = client.post(f"/v1/tables/{table['id']}", json={}, headers=table["admin"])
+    assert_problem(response, 405, "method_not_allowed")
+    assert "GET" in response.headers["Allow"] and "POST" not in response.headers["Allow"]
+
+
+# --- bodies --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/plain", "application/x-www-form-urlencoded", None, "application/xml"])
+def test_a_body_not_sent_as_json_gets_415_and_makes_nothing(client, fake_backend, content_type):
+    headers = {"Content-Type": content_type} if content_type else {}
+    response = client.post("/v1/tables", data='{"game": "five-card-draw"}', headers=headers)
+    problem = assert_problem(response, 415, "unsupported_media_type")
+    assert "Content-Type: application/json" in problem["detail"]
+    assert fake_backend.redis.dbsize() == 0
+
+
+@pytest.mark.parametrize("content_type", [
+    "application/json", "application/json; charset=utf-8", "application/merge-patch+json"])
+def test_json_content_types_are_taken(client, content_type):
+    response = client.post("/v1/tables", data='{"game": "five-card-draw"}',
+                           headers={"Content-Type": content_type})
+    assert response.status_code == 201, response.get_json()
+
+
+def test_an_action_sent_as_a_form_gets_415_and_the_hand_is_untouched(client, table, hand):
+    before = client.get(hand_url(table, hand), headers=table["admin"]).get_json()
+    seat = before["to_act"]
+    response = client.post(hand_url(table, hand, "/actions"), data="type=fold",
+                           headers=table["players"][seat],
+                           content_type="application/x-www-form-urlencoded")
+    assert_problem(response, 415, "unsupported_media_type")
+    after = client.get(hand_url(table, hand), headers=table["admin"]).get_json()
+    assert after["version"] == before["version"]
+
+
+def test_an_empty_body_without_a_content_type_still_starts_a_hand(client, table):
+    response = client.post(f"/v1/tables/{table['id']}/hands", headers=table["admin"])
+    assert response.status_code == 201, response.get_json()
+
+
+def test_malformed_json_declared_as_json_is_still_400(client):
+    assert_problem(client.post("/v1/tables", data="{", content_type="application/json"), 400,
+                   "malformed_json")
+
+
+# --- query parameters ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix, parameter", [
+    ("?at=x", "at"), ("?at=0", "at"), ("/events?after=-1", "after"),
+    ("/events?after=abc", "after"), ("/events?before=3", "before"),
+    ("/history?format=xml", "format")])
+def test_a_bad_query_parameter_is_named_as_a_query_parameter(client, table, hand, suffix,
+                                                              parameter):
+    response = client.get(hand_url(table, hand) + suffix, headers=table["auditor"])
+    problem = assert_problem(response, 422, "invalid_query")
+    assert f"query parameter '{parameter}'" in problem["detail"]
+    assert "body" not in problem["detail"]
+    assert list(problem["errors"]) == [parameter]
+
+
+def test_a_bad_body_field_is_still_named_as_the_body(client):
+    problem = assert_problem(client.post("/v1/tables", json={"game": "five-card-draw",
+                                                             "colour": "red"}),
+                             422, "invalid_request")
+    assert "colour" in problem["errors"]
+
+
+# --- idempotent replays --------------------------------------------------------
+
+
+def test_a_replayed_action_is_marked_and_a_first_answer_is_not(client, table, hand):
+    seat = client.get(hand_url(table, hand), headers=table["admin"]).get_json()["to_act"]
+    headers = {**table["players"][seat], "Idempotency-Key": "fold-once"}
+    first = client.post(hand_url(table, hand, "/actions"), json={"type": "fold"},
+                        headers=headers)
+    assert first.status_code == 201, first.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    again = client.post(hand_url(table, hand, "/actions"), json={"type": "fold"},
+                        headers=headers)
+    assert again.status_code == 201, again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json() == first.get_json()
+
+
+def test_replayed_joins_chips_and_hand_starts_are_marked(client, table):
+    path = f"/v1/tables/{table['id']}"
+    writes = [
+        (f"{path}/players", {"name": "dee", "buy_in": 500}, {}),
+        (f"{path}/players/1/chips", {"amount": 50}, table["players"][1]),
+        (f"{path}/hands", {}, table["admin"]),
+    ]
+    for url, body, headers in writes:
+        headers = {**headers, "Idempotency-Key": f"key:{url}"}
+        first = client.post(url, json=body, headers=headers)
+        again = client.post(url, json=body, headers=headers)
+        assert (first.status_code, again.status_code) == (201, 201), (url, again.get_json())
+        assert "Idempotent-Replayed" not in first.headers, url
+        assert again.headers.get("Idempotent-Replayed") == "true", url
+
+
+def test_a_write_without_an_idempotency_key_is_never_marked(client, table):
+    for _ in range(2):
+        response = client.post(f"/v1/tables/{table['id']}/players/1/chips", json={"amount": 5},
+                               headers=table["players"][1])
+        assert response.status_code == 201, response.get_json()
+        assert "Idempotent-Replayed" not in response.headers
