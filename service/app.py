@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Flask
+import time
 
-from service import jobs, limits, problems
+from flask import Flask, g, request
+
+from service import jobs, limits, logs, metrics, problems
 from service.backend import Backend
 from service.config import Config
 from service.live import StreamSlots
@@ -22,6 +24,7 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app = Flask(__name__)
     app.json.sort_keys = False
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
+    _observe(app)  # first: every other hook's answer is timed and logged too
     limits.register(app, backend.redis, backend.config.rate_limit,
                     backend.config.table_rate_limit)
     app.before_request(without_trailing_slash)
@@ -36,3 +39,21 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
         app.register_blueprint(blueprint)
     problems.register(app)
     return app
+
+
+def _observe(app: Flask) -> None:
+    """Time every request: its metrics, its access line and its ``X-Request-Id``
+    (``service.metrics``, ``service.logs``). Registered before any other hook, so that
+    its ``begin`` runs first and its ``end`` last, whatever the others answer."""
+    @app.before_request
+    def begin():
+        g.started = time.perf_counter()
+
+    @app.after_request
+    def end(response):
+        seconds = time.perf_counter() - g.started
+        route = request.url_rule.rule if request.url_rule else metrics.UNMATCHED
+        metrics.observe_request(route, request.method, response.status_code, seconds)
+        logs.log_request(route, response.status_code, seconds)
+        response.headers["X-Request-Id"] = logs.request_id()
+        return response

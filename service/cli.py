@@ -7,6 +7,13 @@ itself (no preload, so nothing is shared across a fork). With ``REDIS_URL``
 it runs ``--workers`` processes and no job thread: jobs go to separate
 ``cardroom worker`` processes.
 
+Observability (``service.metrics``, ``service.logs``): ``serve`` gives its processes a
+``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
+given one is emptied of old samples first), forgets a dead process's live gauges
+(gunicorn's ``child_exit``), and has each process log JSON lines, one per request, in
+place of gunicorn's access log. ``worker`` never writes to that directory; with
+``CARDROOM_METRICS_PORT`` set it serves its own metrics on that port.
+
 Keys (``service.keys``): ``serve`` makes up the ones that are unset, once, for all
 of its processes, and warns; a ``worker`` needs both from the environment, since it
 must sign receipts with the API's key. ``keys`` prints a fresh pair to keep.
@@ -16,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from urllib.parse import urlsplit
 
@@ -41,9 +50,11 @@ class _Gunicorn(BaseApplication):
 
     def load(self):
         """Runs in each gunicorn worker process (preload_app is off)."""
+        from service import logs
         from service.app import create_app
         from service.backend import Backend
 
+        logs.configure()
         backend = Backend.from_config(self.config)
         if backend.embedded:
             backend.start_worker_thread()
@@ -94,9 +105,45 @@ def serve(config: Config, workers: int, threads: int) -> int:
         "preload_app": False,
         "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
         "errorlog": "-",
+        "accesslog": None,  # each request is logged by the app, as JSON (service.logs)
+        "child_exit": _forget_dead_process,
     }
-    _Gunicorn(config, options).run()
+    metrics_dir = _metrics_dir()
+    try:
+        _Gunicorn(config, options).run()
+    finally:
+        if metrics_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
+
+
+def _metrics_dir() -> str | None:
+    """Set up PROMETHEUS_MULTIPROC_DIR before any process of this server imports
+    prometheus_client; the made-up directory to remove at exit, if any."""
+    given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if given:
+        os.makedirs(given, exist_ok=True)
+        for name in os.listdir(given):
+            if name.endswith(".db"):  # samples of an earlier run
+                os.remove(os.path.join(given, name))
+        return None
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = made = tempfile.mkdtemp(prefix="cardroom-metrics-")
+    return made
+
+
+def _forget_dead_process(server, worker) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def _metrics_port(parser: argparse.ArgumentParser) -> int | None:
+    raw = os.environ.get("CARDROOM_METRICS_PORT", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        parser.error(f"CARDROOM_METRICS_PORT must be a port number, got {raw!r}")
+    return int(raw)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,12 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     if args.command == "worker":
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its metrics are its own
         from service.worker import run_worker
 
         if not (config.secret_key and config.signing_key):
             parser.error("cardroom worker needs CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY, "
                          "the same as the API's (`cardroom keys` prints a pair)")
-        return run_worker(config)
+        return run_worker(config, metrics_port=_metrics_port(parser))
     if args.host:
         config = replace(config, host=args.host)
     if args.port is not None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from rq import Queue, get_current_job
 from rq.job import Job, JobStatus
 
-from service import testhooks
+from service import metrics, testhooks
 from service.config import Config
 from service.room import SHOWDOWN_JOB, Cardroom
 from service.store import EventStore
@@ -47,10 +47,13 @@ _WAITING = {JobStatus.DEFERRED.value, JobStatus.SCHEDULED.value}
 
 
 def settle_showdown(table_id: str, hand_no: int) -> bool:
-    connection = get_current_job().connection
+    """The showdown job; counted in ``service.metrics`` by the process that runs it."""
+    job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
     keys = Config.from_env().keys()
-    return Cardroom(EventStore(connection, keys), keys, None).settle_showdown(table_id, hand_no)
+    cardroom = Cardroom(EventStore(job.connection, keys), keys, None)
+    return metrics.showdown_job(job.enqueued_at,
+                                lambda: cardroom.settle_showdown(table_id, hand_no))
 
 
 def showdown_job_id(table_id: str, hand_no: int) -> str:

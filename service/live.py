@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from flask import Response
 
 from domain.views import Viewer
+from service import metrics
 from service.backend import READ_TIMEOUT, store_unavailable
 from service.problems import problem
 from service.reads import Reads
@@ -34,17 +35,21 @@ LONGEST_WAIT = READ_TIMEOUT - 1.0
 
 
 class StreamSlots:
-    """How many more streams this process may open."""
+    """How many more streams this process may open (and the gauge of those open)."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self._free = threading.BoundedSemaphore(limit) if limit else None
 
     def take(self) -> bool:
-        return self._free is not None and self._free.acquire(blocking=False)
+        taken = self._free is not None and self._free.acquire(blocking=False)
+        if taken:
+            metrics.SSE_STREAMS_OPEN.inc()
+        return taken
 
     def give_back(self) -> None:
         self._free.release()
+        metrics.SSE_STREAMS_OPEN.dec()
 
 
 def respond(reads: Reads, slots: StreamSlots, heartbeat: float, table_id: str, hand_no: int,

@@ -8,6 +8,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from domain.errors import DomainError
 from service.backend import Outage, store_unavailable
+from service.logs import request_id
 from service.reads import NotFound
 from service.room import StaleVersion
 
@@ -32,7 +33,8 @@ class ApiError(Exception):
 
 def problem(status: int, code: str, detail: str, **extra):
     body = {"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
-            "status": status, "detail": detail, "code": code, **extra}
+            "status": status, "detail": detail, "code": code, **extra,
+            "request_id": request_id()}
     response = jsonify(body)
     response.status_code = status
     response.mimetype = "application/problem+json"

@@ -29,6 +29,7 @@ from domain.events import Event, HandEnded
 from domain.games import GAMES
 from domain.games import game as game_of
 from domain.views import Viewer, hidden_values
+from service import metrics
 from service.keys import Keys
 from service.reads import Loaded, Reads, project
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
@@ -192,6 +193,7 @@ class Cardroom(Reads):
         def attempt():
             hand = self.hand(table_id, hand_no)
             if expected_version is not None and expected_version != hand.version:
+                metrics.VERSION_CONFLICTS.inc()
                 raise StaleVersion(hand.version)
             events = game_of(hand.state.game).decide(hand.state, command)
             try:
@@ -274,6 +276,7 @@ class Cardroom(Reads):
             if record["fingerprint"] != idem.fingerprint:
                 raise DomainError("idempotency_key_reused", "this Idempotency-Key was used "
                                   "for another request; use a fresh key for each request")
+            metrics.IDEMPOTENT_REPLAYS.inc()
             return Replayed(answer(record["answer"]))
         for _ in range(RETRIES):
             if idem and (done := replayed(self.store.remembered(idem))):

@@ -48,6 +48,7 @@ from typing import Any, Callable, Protocol
 from uuid import uuid4
 
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
+from service import metrics
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
 IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
@@ -328,9 +329,11 @@ class EventStore:
         if status == "duplicate":
             raise DuplicateCommand(json.loads(_s(result[1])))
         if status == "conflict":
+            metrics.VERSION_CONFLICTS.inc()
             stream = _s(result[1])
             expected = next(w.expected_version for w in writes if w.stream == stream)
             raise VersionConflict(stream, expected, int(result[2]))
+        metrics.APPENDS.inc()
         return by_stream
 
     def remembered(self, idempotency: Idempotency) -> dict | None:

@@ -24,6 +24,7 @@ import signal
 import threading
 import time
 
+import prometheus_client
 from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
@@ -75,8 +76,9 @@ class _OneLinePerOutage(logging.Filter):
         return True
 
 
-def run_worker(config: Config) -> int:
-    """Work the queue, through any outage of Redis, until SIGTERM/SIGINT; then 0."""
+def run_worker(config: Config, metrics_port: int | None = None) -> int:
+    """Work the queue, through any outage of Redis, until SIGTERM/SIGINT; then 0. With
+    ``metrics_port``, serve this process's metrics (``service.metrics``) on it."""
     if not config.redis_url:
         raise SystemExit(
             "cardroom worker needs REDIS_URL (e.g. redis://127.0.0.1:6379/0); "
@@ -86,6 +88,8 @@ def run_worker(config: Config) -> int:
     outage = Outage(log, "the worker waits for it and reconnects")
     logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)
+    if metrics_port is not None:
+        prometheus_client.start_http_server(metrics_port, addr=config.host)
     threading.Thread(
         target=_sweep_forever, args=(backend,), name="cardroom-sweeper", daemon=True
     ).start()

@@ -11,6 +11,7 @@ from flask import Blueprint, Response, redirect, url_for
 
 from domain.fairness import ALGORITHMS
 from domain.games import catalog
+from service import metrics as prometheus
 from service.problems import StoreUnavailable
 from service.routes import room
 
@@ -30,6 +31,13 @@ def healthz():
     except Exception as error:  # any failure of the store means "not healthy": 503
         raise StoreUnavailable(error) from error
     return {"status": "ok"}
+
+
+@meta.get("/metrics")
+def metrics():
+    """Prometheus metrics (``service.metrics``); answered also while the store is down."""
+    body, content_type = prometheus.exposition(room().store)
+    return Response(body, content_type=content_type)
 
 
 @meta.get("/v1/games")

@@ -1,0 +1,90 @@
+"""Structured logs: one JSON object a line, on stderr, and the request id they carry.
+
+``cardroom serve`` calls ``configure`` in each API process: every record of the
+``logging`` module becomes a line such as ``{"time", "level", "logger", "message",
+"pid", "request_id", ...}``. The logger ``cardroom.access`` writes one line per request
+(``log_request``: method, path, route, status, duration_ms, remote_addr, table_id), in
+place of gunicorn's access log; it never logs a header or a query string, so neither a
+token nor ``Authorization`` reaches a log. Any other record written while a request is
+being answered (a store outage, say) carries that request's id.
+
+The request id is the client's ``X-Request-Id`` when it is sane (1 to 128 characters
+among letters, digits and ``-_.:+/=``), else a fresh uuid4 hex; every response echoes
+it in ``X-Request-Id``, and every problem+json body in ``request_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import uuid
+from datetime import datetime, timezone
+
+from flask import g, has_request_context, request
+
+access_log = logging.getLogger("cardroom.access")
+
+_SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:+/=-]{1,128}")
+
+
+def request_id() -> str | None:
+    """The id of the request being answered (made on first use), or None outside one."""
+    if not has_request_context():
+        return None
+    if "request_id" not in g:
+        given = request.headers.get("X-Request-Id", "")
+        g.request_id = given if _SANE_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+    return g.request_id
+
+
+def log_request(route: str, status: int, seconds: float) -> None:
+    """The access line of the request being answered."""
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    fields = {"method": request.method, "path": request.path, "route": route,
+              "status": status, "duration_ms": round(seconds * 1000, 3),
+              "remote_addr": request.remote_addr,
+              "table_id": (request.view_args or {}).get("table_id")}
+    access_log.info("%s %s %s", request.method, request.path, status, extra={"fields": fields})
+
+
+class JsonFormatter(logging.Formatter):
+    """A record as one line of JSON; ``extra={"fields": {...}}`` adds fields to it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {"time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(
+                    timespec="milliseconds"),
+                "level": record.levelname, "logger": record.name,
+                "message": record.getMessage(), "pid": record.process}
+        if getattr(record, "request_id", None):
+            line["request_id"] = record.request_id
+        line.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamps every record written while a request is answered with its id."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id()
+        return True
+
+
+def json_handler(stream=None) -> logging.Handler:
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(RequestIdFilter())
+    return handler
+
+
+def configure(level: int = logging.INFO) -> None:
+    """Send every log record of this process to stderr as JSON lines (once)."""
+    root = logging.getLogger()
+    if not any(isinstance(h.formatter, JsonFormatter) for h in root.handlers):
+        root.addHandler(json_handler())
+    root.setLevel(level)
