@@ -1,15 +1,22 @@
 """The Redis connection, the RQ queue and, in embedded mode, a worker thread.
 
-A ``Backend`` is what the app and the workers share. Its ``redis`` client uses
-``decode_responses=False`` (replies are ``bytes``) because RQ stores pickled
-jobs and cannot work on a decoding client; the event store decodes itself.
+A ``Backend`` is what the app and the workers share: ``redis``, the events' client
+(the event store, its owed markers and index), and ``rq``, the job queue's client
+(the queue, RQ's jobs and workers, the worker-alive keys). They are one client
+unless ``RQ_REDIS_URL`` names another Redis, as it must when the events live on a
+Redis Cluster (``REDIS_CLUSTER=true``: ``redis`` is a ``RedisCluster``), since RQ
+does not support Cluster. Clients use ``decode_responses=False`` (replies are
+``bytes``) because RQ stores pickled jobs and cannot work on a decoding client;
+the event store decodes itself.
 
 Embedded mode (``Config.redis_url`` is None) runs an in-process
 ``fakeredis.FakeServer`` with Lua (``fakeredis[lua]``). Its jobs run in a
 daemon thread that loops: sweep owed jobs (about once a second), drain the
-queue with an RQ worker in burst mode, sleep a little. A blocking RQ worker
-would never wake on fakeredis from a thread, and RQ's signal handlers and
-SIGALRM job timeouts only work on the main thread, hence ``_ThreadWorker``.
+queue with an RQ worker in burst mode, then sleep until a job is enqueued on
+the backend's queue (which wakes it at once) or the next sweep is due. A
+blocking RQ worker would never wake on fakeredis from a thread, and RQ's signal
+handlers and SIGALRM job timeouts only work on the main thread, hence
+``_ThreadWorker``.
 
 With a real Redis, ``connect`` gives clients short socket timeouts and one quick
 retry, so a dead or hung Redis fails a request within seconds instead of
@@ -27,6 +34,7 @@ import time
 import fakeredis
 import redis
 from redis.backoff import NoBackoff
+from redis.cluster import RedisCluster
 from redis.retry import Retry
 from rq import Queue, SimpleWorker
 from rq.timeouts import TimerDeathPenalty
@@ -35,7 +43,6 @@ from service.config import Config
 
 log = logging.getLogger(__name__)
 
-POLL_INTERVAL = 0.05  # seconds between queue checks in the worker thread
 SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
 READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
@@ -43,19 +50,26 @@ READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own conne
 # Errors that mean the store cannot be used right now, rather than a bug: Redis is down or
 # unreachable (ConnectionError, which includes LOADING's BusyLoadingError), too slow
 # (TimeoutError), a replica after a failover (READONLY), out of memory, or in a cluster
-# that is down. ``_DOWN_REPLIES`` are the first words of such replies redis-py has no class
-# for (a script that runs too long makes every other command answer BUSY).
+# that is down (ClusterError: CLUSTERDOWN, MASTERDOWN, redirections without end; a slot
+# no node serves). ``_DOWN_REPLIES`` are the first words of such replies redis-py has no
+# class for (a script that runs too long makes every other command answer BUSY).
+# ``_DOWN_CLUSTER`` begin the messages of the RedisClusterException (a class it also
+# raises for bugs, such as keys of two slots in one command) that say no node answers.
 _DOWN_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
                 redis.exceptions.ReadOnlyError, redis.exceptions.OutOfMemoryError,
-                redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
+                redis.exceptions.ClusterError, redis.exceptions.TryAgainError,
+                redis.exceptions.SlotNotCoveredError)
 _DOWN_REPLIES = {"BUSY", "LOADING", "MISCONF", "MASTERDOWN", "READONLY", "OOM", "TRYAGAIN",
                  "CLUSTERDOWN"}
+_DOWN_CLUSTER = ("Redis Cluster cannot be connected", "All slots are not covered")
 
 
 def store_unavailable(error: BaseException) -> bool:
     """Whether ``error`` says the store cannot be used right now (worth a retry later)."""
     if isinstance(error, _DOWN_ERRORS):
         return True
+    if isinstance(error, redis.exceptions.RedisClusterException):
+        return str(error).startswith(_DOWN_CLUSTER)
     return (isinstance(error, redis.exceptions.ResponseError)
             and str(error).split(" ", 1)[0] in _DOWN_REPLIES)
 
@@ -89,11 +103,13 @@ class Outage:
             self.logger.warning("the event store answers again")
 
 
-def connect(url: str) -> redis.Redis:
-    """A client of the Redis at ``url`` that fails fast when Redis is down or hung: short
-    socket timeouts and one immediate retry (on a fresh connection, after a restart)."""
-    return redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
-                                socket_timeout=READ_TIMEOUT, retry=Retry(NoBackoff(), 1))
+def connect(url: str, *, cluster: bool = False) -> redis.Redis | RedisCluster:
+    """A client of the Redis at ``url`` (with ``cluster``, of the Redis Cluster that node
+    belongs to) that fails fast when Redis is down or hung: short socket timeouts and one
+    immediate retry (on a fresh connection, after a restart or a failover)."""
+    kind = RedisCluster if cluster else redis.Redis
+    return kind.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
+                         socket_timeout=READ_TIMEOUT, retry=Retry(NoBackoff(), 1))
 
 
 class _ThreadWorker(SimpleWorker):
@@ -105,12 +121,30 @@ class _ThreadWorker(SimpleWorker):
         pass
 
 
+class _WakingQueue(Queue):
+    """An RQ queue that sets ``enqueued`` once a job is on it (the embedded worker waits
+    on that event instead of polling the queue)."""
+
+    def __init__(self, *args, enqueued: threading.Event, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.enqueued = enqueued
+
+    def enqueue_job(self, *args, **kwargs):
+        job = super().enqueue_job(*args, **kwargs)
+        self.enqueued.set()
+        return job
+
+
 class Backend:
-    def __init__(self, config: Config, client: redis.Redis, *, embedded: bool):
+    def __init__(self, config: Config, client: redis.Redis, *, embedded: bool,
+                 rq_client: redis.Redis | None = None):
         self.config = config
-        self.redis = client
+        self.redis = client  # the events
+        self.rq = client if rq_client is None else rq_client  # the job queue
         self.embedded = embedded
-        self.queue = Queue(config.queue_name, connection=client)
+        self.job_enqueued = threading.Event()  # set by every enqueue on ``queue``
+        self.queue = _WakingQueue(config.queue_name, connection=self.rq,
+                                  enqueued=self.job_enqueued)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._sweep_error: str | None = None
@@ -120,7 +154,9 @@ class Backend:
     def from_config(cls, config: Config | None = None) -> "Backend":
         config = config or Config()
         if config.redis_url:
-            return cls(config, connect(config.redis_url), embedded=False)
+            events = connect(config.redis_url, cluster=config.redis_cluster)
+            rq = connect(config.rq_url) if config.rq_apart else None
+            return cls(config, events, embedded=False, rq_client=rq)
         server = fakeredis.FakeServer()
         return cls(config, fakeredis.FakeRedis(server=server), embedded=True)
 
@@ -149,7 +185,7 @@ class Backend:
         """Run every queued job in the calling thread; True if any ran."""
         if not self.queue.count:
             return False
-        worker = _ThreadWorker([self.queue], connection=self.redis)
+        worker = _ThreadWorker([self.queue], connection=self.rq)
         return worker.work(burst=True, logging_level="WARNING")
 
     def start_worker_thread(self) -> threading.Thread:
@@ -164,6 +200,7 @@ class Backend:
 
     def stop_worker_thread(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        self.job_enqueued.set()  # wakes the thread to see it
         if self._thread:
             self._thread.join(timeout)
             self._thread = None
@@ -174,8 +211,9 @@ class Backend:
             if time.monotonic() >= next_sweep:
                 self.sweep()
                 next_sweep = time.monotonic() + SWEEP_INTERVAL
+            self.job_enqueued.clear()  # before draining: a job enqueued meanwhile sets it again
             try:
                 self.run_jobs()
             except Exception:
                 log.exception("worker thread failed to drain the queue")
-            self._stop.wait(POLL_INTERVAL)
+            self.job_enqueued.wait(max(0.0, next_sweep - time.monotonic()))

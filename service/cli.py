@@ -5,7 +5,8 @@ mode) it runs exactly one gunicorn worker process with threads, and that
 process creates the fakeredis server, the app and the job worker thread
 itself (no preload, so nothing is shared across a fork). With ``REDIS_URL``
 it runs ``--workers`` processes and no job thread: jobs go to separate
-``cardroom worker`` processes.
+``cardroom worker`` processes, on ``RQ_REDIS_URL`` if set (required with
+``REDIS_CLUSTER=true``; ``service.config`` says why).
 
 Observability (``service.metrics``, ``service.logs``): ``serve`` gives its processes a
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
@@ -95,7 +96,10 @@ def serve(config: Config, workers: int, threads: int) -> int:
         workers = 1  # the fakeredis server lives in one process
         mode = "embedded mode (in-process fakeredis, jobs in a worker thread)"
     else:
-        mode = f"redis mode ({_redacted(config.redis_url)}, {workers} workers; run `cardroom worker` for jobs)"
+        events = ("Redis Cluster at " if config.redis_cluster else "") + _redacted(config.redis_url)
+        queue = f", jobs on {_redacted(config.rq_url)}" if config.rq_apart else ""
+        mode = (f"redis mode ({events}{queue}, {workers} workers; "
+                "run `cardroom worker` for jobs)")
     print(f"cardroom: {mode}, listening on http://{config.host}:{config.port}", flush=True)
     options = {
         "bind": f"{config.host}:{config.port}",

@@ -3,6 +3,10 @@
 ``REDIS_URL`` unset (or empty) selects the embedded mode: an in-process
 fakeredis server and a worker thread. Everything else has a default, so
 ``Config()`` is a working embedded configuration.
+
+``REDIS_URL`` holds the events; with ``REDIS_CLUSTER=true`` it names one node of a
+Redis Cluster. ``RQ_REDIS_URL`` is the job queue's Redis (RQ does not support
+Cluster): it defaults to ``REDIS_URL`` and is required with a cluster.
 """
 
 from __future__ import annotations
@@ -37,10 +41,32 @@ class Config:
     sse_heartbeat: float = 10.0  # CARDROOM_SSE_HEARTBEAT; seconds between heartbeat comments
     rate_limit: Rate | None = None  # CARDROOM_RATE_LIMIT=N/S, per token or address; None = off
     table_rate_limit: Rate | None = None  # CARDROOM_TABLE_RATE_LIMIT=N/S, new tables per address
+    redis_cluster: bool = False  # REDIS_CLUSTER=true: REDIS_URL is a node of a Redis Cluster
+    rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
+
+    def __post_init__(self):
+        if self.redis_cluster and not self.redis_url:
+            raise ValueError("REDIS_CLUSTER=true needs REDIS_URL, the address of a cluster node")
+        if self.redis_cluster and not self.rq_redis_url:
+            raise ValueError("REDIS_CLUSTER=true needs RQ_REDIS_URL, a Redis for the job queue "
+                             "apart from the cluster (RQ does not support Redis Cluster)")
+        if self.rq_redis_url and not self.redis_url:
+            raise ValueError("RQ_REDIS_URL needs REDIS_URL (without it, the embedded mode "
+                             "keeps its jobs in process)")
 
     @property
     def embedded(self) -> bool:
         return not self.redis_url
+
+    @property
+    def rq_url(self) -> str | None:
+        """The job queue's Redis: ``RQ_REDIS_URL``, else ``REDIS_URL``."""
+        return self.rq_redis_url or self.redis_url
+
+    @property
+    def rq_apart(self) -> bool:
+        """Whether the job queue lives on another Redis than the events."""
+        return self.redis_cluster or self.rq_url != self.redis_url
 
     def keys(self) -> Keys:
         """The configured keys, or this process's ephemeral pair (see ``service.keys``)."""
@@ -68,7 +94,18 @@ class Config:
             ), "CARDROOM_SSE_HEARTBEAT"),
             rate_limit=_rate(environ, "CARDROOM_RATE_LIMIT"),
             table_rate_limit=_rate(environ, "CARDROOM_TABLE_RATE_LIMIT"),
+            redis_cluster=_flag(environ, "REDIS_CLUSTER"),
+            rq_redis_url=environ.get("RQ_REDIS_URL") or None,
         )
+
+
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    raw = environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise ValueError(f"{name} must be true or false, got {raw!r}")
 
 
 def _key(environ: Mapping[str, str], name: str) -> str | None:

@@ -29,14 +29,23 @@ TTL: no host clock) alive on every sweep; once a worker dies the key expires and
 its started job is lost. A job started by a worker that has no such key (RQ's
 own ``rq worker``) counts as lost after ``owed_job_after``: it runs again and
 settles nothing.
+
+RQ's keys (jobs, queue, worker-alive keys) live on the job queue's Redis
+(``backend.rq``), the owed markers and their index with the events
+(``backend.redis``): these are one Redis unless ``RQ_REDIS_URL`` says otherwise
+(see ``service.backend``). A job reaches the events through its own connection,
+or through the events' client of its process when they live apart.
 """
 
 from __future__ import annotations
+
+from functools import cache
 
 from rq import Queue, get_current_job
 from rq.job import Job, JobStatus
 
 from service import metrics, testhooks
+from service.backend import connect
 from service.config import Config
 from service.room import SHOWDOWN_JOB, Cardroom
 from service.store import EventStore
@@ -50,10 +59,23 @@ def settle_showdown(table_id: str, hand_no: int) -> bool:
     """The showdown job; counted in ``service.metrics`` by the process that runs it."""
     job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
-    keys = Config.from_env().keys()
-    cardroom = Cardroom(EventStore(job.connection, keys), keys, None)
+    config = Config.from_env()
+    keys = config.keys()
+    cardroom = Cardroom(EventStore(_events_client(config, job), keys), keys, None)
     return metrics.showdown_job(job.enqueued_at,
                                 lambda: cardroom.settle_showdown(table_id, hand_no))
+
+
+def _events_client(config: Config, job):
+    """The job's own connection, unless the events live apart from the queue."""
+    if config.embedded or not config.rq_apart:
+        return job.connection
+    return _connect_events(config.redis_url, config.redis_cluster)
+
+
+@cache  # one client (and its connection pool) per process
+def _connect_events(url: str, cluster: bool):
+    return connect(url, cluster=cluster)
 
 
 def showdown_job_id(table_id: str, hand_no: int) -> str:
@@ -76,14 +98,14 @@ def mark_worker_alive(connection, worker_name: str) -> None:
 def enqueue_owed_jobs(backend) -> int:
     """Enqueue every showdown owed for longer than ``owed_job_after`` whose job is lost;
     how many. First marks ``backend.worker_name`` (set by ``cardroom worker``) alive."""
-    redis, queue = backend.redis, backend.queue
+    queue = backend.queue
     worker_name = getattr(backend, "worker_name", None)
     if worker_name:
-        mark_worker_alive(redis, worker_name)
-    store = EventStore(redis)
+        mark_worker_alive(backend.rq, worker_name)
+    store = EventStore(backend.redis)
     now = store.redis_time()
     cutoff = now - backend.config.owed_job_after
-    lost = _LostJobs(redis, queue)
+    lost = _LostJobs(backend.rq, queue)
     count, seen = 0, set()
     while True:
         batch = store.owed_tables(cutoff, SWEEP_BATCH)

@@ -1,4 +1,8 @@
-"""``cardroom worker``: a real RQ worker process on ``REDIS_URL`` that outlives Redis outages.
+"""``cardroom worker``: a real RQ worker process that outlives Redis outages.
+
+It takes jobs from the job queue's Redis (``RQ_REDIS_URL``, else ``REDIS_URL``) and
+settles hands in the events' (``REDIS_URL``, a Redis Cluster node with
+``REDIS_CLUSTER=true``; see ``service.backend``).
 
 It listens on the cardroom queue in the main thread and runs each job in
 process (``SimpleWorker``: no fork, so SIGKILL leaves no orphaned job
@@ -104,7 +108,7 @@ def _work(config: Config, backend: Backend, outage: Outage) -> None:
     """Run RQ workers one after the other until a signal stops one (RQ raises its
     connection's socket timeout above its BLPOP timeout, hence a connection of its own;
     the sweeper keeps the one working marked alive)."""
-    connection = connect(config.redis_url)
+    connection = connect(config.rq_url)
     delay = BACKOFF_FIRST
     while True:
         signal.signal(signal.SIGTERM, _stop)  # RQ installs its own while it works

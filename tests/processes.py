@@ -13,10 +13,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 # Settings that must not leak from the test run into a process unless a test asks for them.
-_PRIVATE = ("REDIS_URL", "CARDROOM_TEST_SHOWDOWN_PAUSE", "CARDROOM_OWED_JOB_AFTER",
-            "CARDROOM_MAX_BODY_BYTES", "CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY",
-            "CARDROOM_RATE_LIMIT", "CARDROOM_TABLE_RATE_LIMIT", "CARDROOM_MAX_STREAMS",
-            "CARDROOM_SSE_HEARTBEAT", "PROMETHEUS_MULTIPROC_DIR", "CARDROOM_METRICS_PORT")
+_PRIVATE = ("REDIS_URL", "REDIS_CLUSTER", "RQ_REDIS_URL", "CARDROOM_TEST_SHOWDOWN_PAUSE",
+            "CARDROOM_OWED_JOB_AFTER", "CARDROOM_MAX_BODY_BYTES", "CARDROOM_SECRET_KEY",
+            "CARDROOM_SIGNING_KEY", "CARDROOM_RATE_LIMIT", "CARDROOM_TABLE_RATE_LIMIT",
+            "CARDROOM_MAX_STREAMS", "CARDROOM_SSE_HEARTBEAT", "PROMETHEUS_MULTIPROC_DIR",
+            "CARDROOM_METRICS_PORT")
 # The keys every test process shares (an API and its workers must agree on them).
 TEST_KEYS = {"CARDROOM_SECRET_KEY": "5e" * 32, "CARDROOM_SIGNING_KEY": "a1" * 32}
 
@@ -25,6 +26,21 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def free_cluster_port() -> int:
+    """A free port P for a cluster node: P + 10000 (its cluster bus) is free too, so P is
+    at most 55535."""
+    while True:
+        port = free_port()
+        if port > 55535:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
@@ -50,15 +66,16 @@ def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: flo
     return proc.returncode
 
 
-def redis_binary() -> str:
-    """The ``redis-server`` binary; without one the test is skipped (failed with CI=true)."""
+def redis_binary(name: str = "redis-server") -> str:
+    """The ``redis-server`` (or ``redis-cli``) binary; without one the test is skipped
+    (failed with CI=true)."""
     import pytest
 
-    binary = shutil.which("redis-server")
+    binary = shutil.which(name)
     if binary is None:
         if os.environ.get("CI") == "true":
-            pytest.fail("no redis-server binary (CI=true: real-Redis tests must run)")
-        pytest.skip("no redis-server binary to start a Redis of the test's own")
+            pytest.fail(f"no {name} binary (CI=true: real-Redis tests must run)")
+        pytest.skip(f"no {name} binary to start a Redis of the test's own")
     return binary
 
 
@@ -68,9 +85,11 @@ class RedisServer:
     ``stop()`` and ``start()`` again keep the port (and, with ``persistent=True``, the data:
     append-only file fsynced at every write, so whatever Redis acknowledged survives)."""
 
-    def __init__(self, binary: str, workdir: Path, *, persistent: bool = False):
+    def __init__(self, binary: str, workdir: Path, *, persistent: bool = False,
+                 options: tuple[str, ...] = ()):
         self.binary, self.workdir, self.persistent = binary, Path(workdir), persistent
-        self.port = free_port()
+        self.options = options  # more redis-server options, e.g. to join a cluster
+        self.port = free_cluster_port() if "--cluster-enabled" in options else free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen | None = None
         self.log_path = self.workdir / "redis.log"
@@ -81,7 +100,7 @@ class RedisServer:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                 *persistence, "--dir", str(self.workdir)],
+                 *persistence, "--dir", str(self.workdir), *self.options],
                 stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while not self.answers():
@@ -105,3 +124,52 @@ class RedisServer:
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+
+
+class RedisCluster:
+    """A Redis Cluster of the tests' own: ``masters`` ``redis-server`` nodes with
+    ``--cluster-enabled yes`` on free loopback ports, each in a directory of its own under
+    ``workdir``, joined by ``redis-cli --cluster create`` (no replicas). ``url`` names one
+    node, as ``REDIS_URL`` does with ``REDIS_CLUSTER=true``."""
+
+    def __init__(self, server_binary: str, cli_binary: str, workdir: Path, masters: int = 3):
+        self.cli = cli_binary
+        self.nodes = []
+        for index in range(masters):
+            node_dir = Path(workdir) / f"node-{index}"
+            node_dir.mkdir(parents=True, exist_ok=True)
+            self.nodes.append(RedisServer(server_binary, node_dir, options=(
+                "--cluster-enabled", "yes",
+                "--cluster-config-file", str(node_dir / "nodes.conf"))))
+        self.url = self.nodes[0].url
+
+    def start(self, timeout: float = 30.0) -> "RedisCluster":
+        try:
+            for node in self.nodes:
+                node.start()
+            created = subprocess.run(
+                [self.cli, "--cluster", "create",
+                 *(f"127.0.0.1:{node.port}" for node in self.nodes),
+                 "--cluster-replicas", "0", "--cluster-yes"],
+                capture_output=True, text=True, timeout=timeout)
+            if created.returncode != 0:
+                raise RuntimeError(f"redis-cli --cluster create failed:\n{created.stdout}"
+                                   f"{created.stderr}")
+            deadline = time.monotonic() + timeout
+            while not all(b"cluster_state:ok" in self.cli_reply(n, "CLUSTER", "INFO")
+                          for n in self.nodes):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+                time.sleep(0.1)
+        except (subprocess.SubprocessError, RuntimeError) as error:
+            self.stop()
+            raise RuntimeError(f"could not start a Redis Cluster: {error}") from error
+        return self
+
+    def cli_reply(self, node: RedisServer, *command: str) -> bytes:
+        return subprocess.run([self.cli, "-p", str(node.port), *command],
+                              capture_output=True, timeout=10).stdout
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

@@ -1,0 +1,143 @@
+"""Hands played through a real 3-master Redis Cluster, with the job queue on a Redis apart.
+
+The test starts three ``redis-server --cluster-enabled yes`` nodes on free loopback ports
+and joins them with ``redis-cli --cluster create`` (``tests.processes.RedisCluster``), a
+plain ``redis-server`` for RQ, ``cardroom serve --workers 2`` with ``REDIS_CLUSTER=true``
+and two ``cardroom worker`` processes. It plays hands on tables whose keys lie on
+different masters, each to the end through the HTTP API, and asks every node which keys
+it holds; the workers' sweepers clear the owed index on the cluster. Then it stops the
+cluster: the API answers 503. Skipped without ``redis-server`` or ``redis-cli``; under
+``CI=true`` it fails.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import urllib.request
+
+import pytest
+import redis
+from redis.cluster import RedisCluster as ClusterClient
+
+from service.store import OWED_TABLES_KEY, table_stream
+from tests.processes import RedisCluster, RedisServer, free_port, redis_binary
+
+from .client import Api, create_table, play_hand
+from .conftest import log_tail, worker_logs
+from .test_real_server import check_ended_hand
+
+pytestmark = pytest.mark.redis
+
+START_TIMEOUT = 30.0  # for the API to answer /healthz; never asserted as a timing
+MAX_TABLES = 30  # tables created, at most, to find one on each master
+HANDS = 2  # per table: the first never folds, so a worker settles its showdown
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    server, cli = redis_binary("redis-server"), redis_binary("redis-cli")
+    try:
+        nodes = RedisCluster(server, cli, tmp_path_factory.mktemp("cluster")).start()
+    except RuntimeError as error:
+        pytest.fail(str(error))
+    yield nodes
+    nodes.stop()
+
+
+@pytest.fixture(scope="module")
+def rq_redis(tmp_path_factory):
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("rq-redis")).start()
+    yield server
+    server.stop()
+
+
+def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
+        cluster, rq_redis, cardroom_process):
+    settings = {"REDIS_URL": cluster.url, "REDIS_CLUSTER": "true", "RQ_REDIS_URL": rq_redis.url}
+    port = free_port()
+    serve = cardroom_process("serve", "--port", str(port), "--workers", "2", **settings)
+    # Their sweepers look at owed showdowns after a second (not 10): they read and clear
+    # the owed index on the cluster while the test runs.
+    workers = [cardroom_process("worker", CARDROOM_OWED_JOB_AFTER="1", **settings)
+               for _ in range(2)]
+
+    def diagnostics() -> str:
+        return worker_logs([serve, *workers])
+
+    api = Api(f"http://127.0.0.1:{port}")
+    _wait_healthy(api, serve)
+    assert "Redis Cluster" in serve.log_path.read_text().splitlines()[0]
+
+    events = ClusterClient.from_url(cluster.url)
+    tables = _one_table_per_master(api, events)
+    rng = random.Random(20261122)
+    for table in tables.values():
+        total = sum(table.stacks().values())
+        for number in range(HANDS):
+            played = play_hand(table, rng, allow_fold=number > 0, diagnostics=diagnostics)
+            check_ended_hand(table, played, total)  # chips conserved, audit valid, ...
+            if number == 0:
+                settled = [e for e in table.history(played.hand_no)["events"]
+                           if e["type"] == "ShowdownEvaluated"]
+                assert [e["actor"] for e in settled] == ["worker"], settled
+
+    # Every master holds the keys of the table we found on it, and nothing of RQ's.
+    for node_port, table in tables.items():
+        node = redis.Redis(port=node_port)
+        held = {key.decode() for key in node.keys("*")}
+        mine = {key for key in held if key.startswith(f"t:{{{table.table_id}}}:")}
+        assert table_stream(table.table_id) in mine, (node_port, sorted(held))
+        assert any(":hand:" in key for key in mine), (node_port, sorted(mine))
+        assert not any(key.startswith("rq:") for key in held), (node_port, sorted(held))
+        for other in tables.values():
+            if other is not table:
+                assert not any(other.table_id in key for key in held), (node_port, other)
+    # RQ's jobs are on the Redis apart, and no event is.
+    rq_keys = {key.decode() for key in redis.Redis.from_url(rq_redis.url).keys("*")}
+    for table in tables.values():
+        assert f"rq:job:showdown-{table.table_id}-1" in rq_keys, sorted(rq_keys)
+    assert not any(key.startswith("t:{") for key in rq_keys), sorted(rq_keys)
+    # The sweepers empty the owed index (on the cluster) of the tables that owe nothing.
+    deadline = time.monotonic() + START_TIMEOUT
+    while events.zcard(OWED_TABLES_KEY) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert events.zcard(OWED_TABLES_KEY) == 0, events.zrange(OWED_TABLES_KEY, 0, -1)
+    assert all(w.poll() is None for w in workers), "a worker died\n" + diagnostics()
+
+    # With every node down, the API answers 503 store_unavailable (never 500).
+    for node in cluster.nodes:
+        node.stop()
+    table = next(iter(tables.values()))
+    for path in ("/healthz", table.path, table.hand_path(1)):
+        response = api.get(path, token=table.admin)
+        assert response.status == 503, (path, response)
+        assert response.json["code"] == "store_unavailable", (path, response.json)
+
+
+def _one_table_per_master(api: Api, events: ClusterClient) -> dict:
+    """Three-player tables, created until each master holds one: master port -> table."""
+    masters = {node.port for node in events.get_primaries()}
+    assert len(masters) == 3, masters
+    found = {}
+    for _ in range(MAX_TABLES):
+        table = create_table(api, 3, buy_in=1000)
+        found.setdefault(events.get_node_from_key(table_stream(table.table_id)).port, table)
+        if set(found) == masters:
+            return found
+    raise AssertionError(f"{MAX_TABLES} tables, all on the masters {sorted(found)} of "
+                         f"{sorted(masters)}: are the table ids random?")
+
+
+def _wait_healthy(api: Api, serve) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while serve.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(api.base_url + "/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError("cardroom serve on the cluster is not healthy\n"
+                         + log_tail(serve.log_path))
