@@ -18,6 +18,8 @@ import argparse
 import os
 import sys
 from dataclasses import replace
+from functools import partial
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from gunicorn.app.base import BaseApplication
@@ -26,11 +28,15 @@ from service.config import Config
 from service.keys import new_key_pair
 
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+WORKERS, THREADS = 2, 8  # gunicorn processes (with REDIS_URL) and threads per process
 
 
-class _Gunicorn(BaseApplication):
-    def __init__(self, config: Config, options: dict):
-        self.config = config
+class Gunicorn(BaseApplication):
+    """Runs the app that ``load`` makes, in each gunicorn worker process (preload_app is
+    off, so nothing made there is shared across a fork)."""
+
+    def __init__(self, load: Callable[[], Any], options: dict):
+        self.load = load
         self.options = options
         super().__init__()
 
@@ -39,15 +45,28 @@ class _Gunicorn(BaseApplication):
             if key in self.cfg.settings:
                 self.cfg.set(key, value)
 
-    def load(self):
-        """Runs in each gunicorn worker process (preload_app is off)."""
-        from service.app import create_app
-        from service.backend import Backend
 
-        backend = Backend.from_config(self.config)
-        if backend.embedded:
-            backend.start_worker_thread()
-        return create_app(self.config, backend=backend)
+def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
+    """The gunicorn settings of ``cardroom serve`` (``benchmarks/floor.py`` uses them too)."""
+    return {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "preload_app": False,
+        "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
+        "errorlog": "-",
+    }
+
+
+def _load_cardroom(config: Config):
+    from service.app import create_app
+    from service.backend import Backend
+
+    backend = Backend.from_config(config)
+    if backend.embedded:
+        backend.start_worker_thread()
+    return create_app(config, backend=backend)
 
 
 def _redacted(url: str) -> str:
@@ -86,16 +105,8 @@ def serve(config: Config, workers: int, threads: int) -> int:
     else:
         mode = f"redis mode ({_redacted(config.redis_url)}, {workers} workers; run `cardroom worker` for jobs)"
     print(f"cardroom: {mode}, listening on http://{config.host}:{config.port}", flush=True)
-    options = {
-        "bind": f"{config.host}:{config.port}",
-        "workers": workers,
-        "worker_class": "gthread",
-        "threads": threads,
-        "preload_app": False,
-        "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
-        "errorlog": "-",
-    }
-    _Gunicorn(config, options).run()
+    Gunicorn(partial(_load_cardroom, config),
+             gunicorn_options(config.host, config.port, workers, threads)).run()
     return 0
 
 
@@ -105,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd = commands.add_parser("serve", help="run the HTTP API under gunicorn")
     serve_cmd.add_argument("--host", help="bind address (env HOST, default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="port (env PORT, default 8000)")
-    serve_cmd.add_argument("--workers", type=int, default=2, help="processes with REDIS_URL (default 2)")
-    serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default 8)")
+    serve_cmd.add_argument("--workers", type=int, default=WORKERS,
+                           help=f"processes with REDIS_URL (default {WORKERS})")
+    serve_cmd.add_argument("--threads", type=int, default=THREADS,
+                           help=f"threads per process (default {THREADS})")
     commands.add_parser("worker", help="run an RQ worker on REDIS_URL")
     commands.add_parser("keys", help="print a fresh CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY")
     args = parser.parse_args(argv)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from flask import current_app, request
@@ -42,6 +43,17 @@ def body(schema: Schema) -> dict:
     if data is None and request.get_data():
         raise ApiError(400, "malformed_json", "the body is not valid JSON")
     return schema.load(data if data is not None else {})
+
+
+def params(schema: Schema) -> dict:
+    """The request's query parameters, validated; without any, the schema's defaults
+    (loaded once: most requests have none, and a load is not free)."""
+    return schema.load(request.args) if request.args else dict(_defaults(schema))
+
+
+@functools.cache
+def _defaults(schema: Schema) -> dict:
+    return schema.load({})
 
 
 def client_key(payload: dict | None = None) -> ClientKey | None:
