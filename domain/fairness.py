@@ -116,7 +116,10 @@ def seal(data: dict, pointers: Iterable[str], new_salt: Callable[[], str],
 
 
 def unseal(sealed: dict, openings: dict[str, dict]) -> dict:
-    """The data with the given openings put back in place of their commitments."""
+    """The data with the given openings put back in place of their commitments (``sealed``
+    itself when there are none: most events hide nothing)."""
+    if not openings:
+        return sealed
     data = json.loads(canonical_json(sealed))
     for pointer, opening in openings.items():
         _assign(data, pointer, opening["value"])

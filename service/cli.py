@@ -28,6 +28,8 @@ import shutil
 import sys
 import tempfile
 from dataclasses import replace
+from functools import partial
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from gunicorn.app.base import BaseApplication
@@ -36,11 +38,15 @@ from service.config import Config
 from service.keys import new_key_pair
 
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+WORKERS, THREADS = 2, 8  # gunicorn processes (with REDIS_URL) and threads per process
 
 
-class _Gunicorn(BaseApplication):
-    def __init__(self, config: Config, options: dict):
-        self.config = config
+class Gunicorn(BaseApplication):
+    """Runs the app that ``load`` makes, in each gunicorn worker process (preload_app is
+    off, so nothing made there is shared across a fork)."""
+
+    def __init__(self, load: Callable[[], Any], options: dict):
+        self.load = load
         self.options = options
         super().__init__()
 
@@ -49,17 +55,31 @@ class _Gunicorn(BaseApplication):
             if key in self.cfg.settings:
                 self.cfg.set(key, value)
 
-    def load(self):
-        """Runs in each gunicorn worker process (preload_app is off)."""
-        from service import logs
-        from service.app import create_app
-        from service.backend import Backend
 
-        logs.configure()
-        backend = Backend.from_config(self.config)
-        if backend.embedded:
-            backend.start_worker_thread()
-        return create_app(self.config, backend=backend)
+def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
+    """The gunicorn settings of ``cardroom serve`` (``benchmarks/floor.py`` uses them too)."""
+    return {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        "preload_app": False,
+        "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
+        "errorlog": "-",
+        "accesslog": None,  # cardroom logs each request itself, as JSON (service.logs)
+    }
+
+
+def _load_cardroom(config: Config):
+    from service import logs
+    from service.app import create_app
+    from service.backend import Backend
+
+    logs.configure()
+    backend = Backend.from_config(config)
+    if backend.embedded:
+        backend.start_worker_thread()
+    return create_app(config, backend=backend)
 
 
 def _redacted(url: str) -> str:
@@ -101,20 +121,12 @@ def serve(config: Config, workers: int, threads: int) -> int:
         mode = (f"redis mode ({events}{queue}, {workers} workers; "
                 "run `cardroom worker` for jobs)")
     print(f"cardroom: {mode}, listening on http://{config.host}:{config.port}", flush=True)
-    options = {
-        "bind": f"{config.host}:{config.port}",
-        "workers": workers,
-        "worker_class": "gthread",
-        "threads": threads + config.max_streams,  # each open event stream holds a thread
-        "preload_app": False,
-        "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
-        "errorlog": "-",
-        "accesslog": None,  # each request is logged by the app, as JSON (service.logs)
-        "child_exit": _forget_dead_process,
-    }
+    # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
+    options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),
+               "child_exit": _forget_dead_process}
     metrics_dir = _metrics_dir()
     try:
-        _Gunicorn(config, options).run()
+        Gunicorn(partial(_load_cardroom, config), options).run()
     finally:
         if metrics_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)
@@ -156,9 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     serve_cmd = commands.add_parser("serve", help="run the HTTP API under gunicorn")
     serve_cmd.add_argument("--host", help="bind address (env HOST, default 127.0.0.1)")
     serve_cmd.add_argument("--port", type=int, help="port (env PORT, default 8000)")
-    serve_cmd.add_argument("--workers", type=int, default=2, help="processes with REDIS_URL (default 2)")
-    serve_cmd.add_argument("--threads", type=int, default=8, help="threads per process (default "
-                           "8), and CARDROOM_MAX_STREAMS more for event streams")
+    serve_cmd.add_argument("--workers", type=int, default=WORKERS,
+                           help=f"processes with REDIS_URL (default {WORKERS})")
+    serve_cmd.add_argument("--threads", type=int, default=THREADS,
+                           help=f"threads per process (default {THREADS}), and "
+                           "CARDROOM_MAX_STREAMS more for event streams")
     commands.add_parser("worker", help="run an RQ worker on REDIS_URL")
     commands.add_parser("keys", help="print a fresh CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY")
     args = parser.parse_args(argv)

@@ -41,7 +41,11 @@ class ReplayCache:
     """State per stream and version, so a read replays only events it has not seen.
 
     Bounded (least recently used out); a stream that is missing its cached head (it
-    was shortened or rewritten) is replayed anew; nothing is kept for an empty stream."""
+    was shortened or rewritten) is replayed anew; nothing is kept for an empty stream.
+
+    A read asks ``base`` for what it holds, reads what the stream has after it
+    (``EventStore.read_on``, which also tells whether the stream still has that head),
+    and gives it to ``advance``; so a caller can read several streams in one round trip."""
 
     def __init__(self, store: EventStore, to_event: Callable[[Envelope], Event],
                  size: int = 2048):
@@ -50,19 +54,23 @@ class ReplayCache:
         self._lock = threading.Lock()
 
     def load(self, stream: str, initial: Callable[[], Any], evolve) -> Loaded:
+        base = self.base(stream)
+        ((since, new),) = self.store.read_on([(stream, base.version, base.head_hash)])
+        return self.advance(stream, base, since, new, initial, evolve)
+
+    def base(self, stream: str) -> Loaded:
+        """What the cache holds of ``stream`` (version 0 when nothing)."""
         with self._lock:
-            cached = self._states.get(stream)
-        new = []
-        if cached is not None:
-            new = self.store.read(stream, after=cached.version - 1)
-            if new and new[0].version == cached.version and new[0].hash == cached.head_hash:
-                new = new[1:]
-            else:
-                cached = None
-        if cached is None:
-            cached, new = Loaded(initial(), 0), self.store.read(stream)
-        state = reduce(evolve, (self.to_event(e) for e in new), cached.state)
-        loaded = Loaded(state, cached.version + len(new), new[-1].hash if new else cached.head_hash)
+            return self._states.get(stream) or Loaded(None, 0)
+
+    def advance(self, stream: str, base: Loaded, since: int, new: list[Envelope],
+                initial: Callable[[], Any], evolve) -> Loaded:
+        """The state after ``new``, the events of ``stream`` after version ``since``: after
+        ``base`` or (``since`` 0) from the start."""
+        if since == 0:
+            base = Loaded(initial(), 0)
+        state = reduce(evolve, (self.to_event(e) for e in new), base.state)
+        loaded = Loaded(state, base.version + len(new), new[-1].hash if new else base.head_hash)
         with self._lock:
             if loaded.version:
                 self._states[stream] = loaded
@@ -72,6 +80,21 @@ class ReplayCache:
             while len(self._states) > self.size:
                 self._states.popitem(last=False)
         return loaded
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A table and, when asked for, one of its hands, read together in one round trip."""
+
+    table_id: str
+    table: Loaded
+    hand_no: int | None = None
+    hand: Loaded | None = None  # None when the table has no such hand
+
+    def the_hand(self) -> Loaded:
+        if self.hand is None:
+            raise NotFound("hand_not_found", f"table {self.table_id} has no hand {self.hand_no}")
+        return self.hand
 
 
 def opened_event(envelope: Envelope) -> Event:
@@ -87,28 +110,40 @@ class Reads:
         self.keys = keys
         self.cache = ReplayCache(store, opened_event)
 
-    def table(self, table_id: str) -> Loaded:
+    def snapshot(self, table_id: str, hand_no: int | None = None) -> Snapshot:
+        """The table now and, if ``hand_no`` is given, that hand: one round trip to the store
+        for both streams (each read on from where the cache stands)."""
         if "{" in table_id or "}" in table_id:  # never a table id: braces are the key's hash tag
             raise NotFound("table_not_found", f"no table {table_id}")
-        loaded = self.cache.load(table_stream(table_id), table_rules.initial_state,
-                                 table_rules.evolve)
-        if not loaded.state.created:
+        streams = [table_stream(table_id)]
+        if hand_no is not None:
+            streams.append(hand_stream(table_id, hand_no))
+        bases = [self.cache.base(stream) for stream in streams]
+        read = self.store.read_on([(s, b.version, b.head_hash) for s, b in zip(streams, bases)])
+        table = self.cache.advance(streams[0], bases[0], *read[0], table_rules.initial_state,
+                                   table_rules.evolve)
+        if not table.state.created:
             raise NotFound("table_not_found", f"no table {table_id}")
-        return loaded
+        if hand_no is None or not 1 <= hand_no <= table.state.hand_no:
+            return Snapshot(table_id, table, hand_no)
+        game = game_of(table.state.hand_games[hand_no - 1])
+        options = table.state.options
+        hand = self.cache.advance(streams[1], bases[1], *read[1],
+                                  lambda: game.initial_state(options), game.evolve)
+        return Snapshot(table_id, table, hand_no, hand)
+
+    def table(self, table_id: str) -> Loaded:
+        return self.snapshot(table_id).table
 
     def hand(self, table_id: str, hand_no: int) -> Loaded:
-        table = self.table(table_id).state
-        if not 1 <= hand_no <= table.hand_no:
-            raise NotFound("hand_not_found", f"table {table_id} has no hand {hand_no}")
-        game = game_of(table.hand_games[hand_no - 1])
-        return self.cache.load(hand_stream(table_id, hand_no),
-                               lambda: game.initial_state(table.options), game.evolve)
+        return self.snapshot(table_id, hand_no).the_hand()
 
     def hand_view(self, table_id: str, hand_no: int, viewer: Viewer, at: int | None = None,
-                  ) -> dict:
+                  snapshot: Snapshot | None = None) -> dict:
         """The hand as ``viewer`` may see it now, or just after event ``at``: what they could
-        see then, and everything where the reveal now applies to them (the hand has ended)."""
-        hand = self.hand(table_id, hand_no)
+        see then, and everything where the reveal now applies to them (the hand has ended).
+        ``snapshot``: the table and hand the caller read already."""
+        hand = (snapshot or self.snapshot(table_id, hand_no)).the_hand()
         viewer = _reader(viewer, hand.state)
         if at is None:
             return self._seen(table_id, hand_no, hand.version, hand.state, viewer)
@@ -183,8 +218,8 @@ class Reads:
                     if envelope.version == version)
 
     def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
-                    ) -> list[dict]:
-        state = self.hand(table_id, hand_no).state
+                    snapshot: Snapshot | None = None) -> list[dict]:
+        state = (snapshot or self.snapshot(table_id, hand_no)).the_hand().state
         viewer = as_dealt(viewer, state)
         return [project(e, viewer, state)
                 for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
@@ -274,8 +309,9 @@ def _reader(viewer: Viewer, now: Any) -> Viewer:
     return replace(viewer, revealed=sees_everything(viewer, now))
 
 
-def project(envelope: Envelope, viewer: Viewer, state: Any) -> dict:
+def project(envelope: Envelope, viewer: Viewer, state: Any, event: Event | None = None,
+            ) -> dict:
     """A stored event as ``viewer`` receives it: the chained fields (commitments in place of
-    hidden values) and the openings they may see."""
-    visible = visible_openings(opened_event(envelope), viewer, state)
+    hidden values) and the openings they may see. ``event``: its domain event, if known."""
+    visible = visible_openings(event or opened_event(envelope), viewer, state)
     return {**envelope.to_dict(), "openings": {p: envelope.openings[p] for p in visible}}

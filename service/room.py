@@ -31,7 +31,7 @@ from domain.games import game as game_of
 from domain.views import Viewer, hidden_values
 from service import metrics
 from service.keys import Keys
-from service.reads import Loaded, Reads, project
+from service.reads import Loaded, Reads, Snapshot, project
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
                            StreamWrite, VersionConflict, hand_stream, receipt_key, table_stream)
 
@@ -142,7 +142,8 @@ class Cardroom(Reads):
             events = table_rules.decide(loaded.state, command)
             remembered = remember(events)
             self.store.append(
-                [StreamWrite(table_stream(table_id), loaded.version, sealed(events))],
+                [StreamWrite(table_stream(table_id), loaded.version, sealed(events),
+                             loaded.head_hash)],
                 actor=actor, command_id=client_key and client_key.key, idempotency=idem,
                 answer=remembered)
             return answer(remembered)
@@ -174,9 +175,10 @@ class Cardroom(Reads):
             owed = game.job_owed(reduce(game.evolve, hand_events, new_hand))  # nobody can act
             job = (table_id, f"{SHOWDOWN_JOB}:{opened.hand_no}")
             self.store.append(
-                [StreamWrite(table_stream(table_id), table.version, sealed([opened])),
+                [StreamWrite(table_stream(table_id), table.version, sealed([opened]),
+                             table.head_hash),
                  StreamWrite(hand_stream(table_id, opened.hand_no), 0,
-                             sealed(hand_events, opened.game))],
+                             sealed(hand_events, opened.game), fairness.GENESIS_HASH)],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
                 answer=body, owe_job=job if owed else None)
             if owed:
@@ -185,20 +187,24 @@ class Cardroom(Reads):
         return self._once(idem, attempt, lambda remembered: remembered)
 
     def act(self, table_id: str, hand_no: int, viewer: Viewer, command: Act,
-            expected_version: int | None, client_key: ClientKey | None) -> dict:
-        """Apply one player's move; 201 body ``{"version", "events"}`` as the player sees it."""
+            expected_version: int | None, client_key: ClientKey | None,
+            snapshot: Snapshot | None = None) -> dict:
+        """Apply one player's move; 201 body ``{"version", "events"}`` as the player sees it.
+        ``snapshot``: the table and hand as the caller just read them (first try only)."""
         idem = _idempotency(table_id, f"hand:{hand_no}:seat:{command.seat}", client_key)
         stream = hand_stream(table_id, hand_no)
 
         def attempt():
-            hand = self.hand(table_id, hand_no)
+            nonlocal snapshot
+            now, snapshot = snapshot or self.snapshot(table_id, hand_no), None
+            hand = now.the_hand()
             if expected_version is not None and expected_version != hand.version:
                 metrics.VERSION_CONFLICTS.inc()
                 raise StaleVersion(hand.version)
             events = game_of(hand.state.game).decide(hand.state, command)
             try:
                 written = self._append_hand(
-                    table_id, hand_no, hand, events, actor=f"seat:{command.seat}",
+                    table_id, hand_no, now, events, actor=f"seat:{command.seat}",
                     command_id=client_key and client_key.key, idempotency=idem,
                     answer={"after": hand.version, "version": hand.version + len(events)})
             except VersionConflict as conflict:
@@ -207,7 +213,8 @@ class Cardroom(Reads):
                 raise
             state = reduce(game_of(hand.state.game).evolve, events, hand.state)
             return {"version": hand.version + len(events),
-                    "events": [project(e, viewer, state) for e in written[stream]]}
+                    "events": [project(envelope, viewer, state, event)
+                               for envelope, event in zip(written[stream], events)]}
 
         def answer(remembered: dict) -> dict:
             return {"version": remembered["version"],
@@ -256,8 +263,9 @@ class Cardroom(Reads):
         body = {"table_id": table_id, "hand_no": hand_no, "game": imported.game,
                 "version": len(imported.events), "stacks": ended.stacks}
         self.store.append(
-            [StreamWrite(table_stream(table_id), table.version, sealed(created + opened + settled)),
-             StreamWrite(stream, 0, sealed(imported.events, imported.game))],
+            [StreamWrite(table_stream(table_id), table.version, sealed(created + opened + settled),
+                         table.head_hash),
+             StreamWrite(stream, 0, sealed(imported.events, imported.game), fairness.GENESIS_HASH)],
             actor="import", command_id=client_key and client_key.key, idempotency=idem,
             answer=body, also_set=self._receipt(table_id, hand_no, stream, ended))
         return body
@@ -269,7 +277,8 @@ class Cardroom(Reads):
         With an Idempotency-Key the command takes effect once: a retry of the same
         request gets the first answer, even when it raced the first copy and lost (the
         copy's write made this one stale or illegal); the same key with another
-        request is refused."""
+        request is refused. The append script is what checks the key, so a command
+        costs no read of its own; the record is read only when the command failed."""
         def replayed(record: dict | None) -> dict | None:
             if record is None:
                 return None
@@ -279,10 +288,8 @@ class Cardroom(Reads):
             metrics.IDEMPOTENT_REPLAYS.inc()
             return Replayed(answer(record["answer"]))
         for _ in range(RETRIES):
-            if idem and (done := replayed(self.store.remembered(idem))):
-                return done
             try:
-                return attempt()
+                return attempt()  # the script answers a key it has seen with its record
             except DuplicateCommand as duplicate:
                 return replayed(duplicate.record)
             except VersionConflict:
@@ -296,34 +303,37 @@ class Cardroom(Reads):
     def settle_showdown(self, table_id: str, hand_no: int) -> bool:
         """The showdown job: settle a pending hand once; False if there was nothing to do."""
         for _ in range(RETRIES):
-            hand = self.hand(table_id, hand_no)
+            now = self.snapshot(table_id, hand_no)
+            hand = now.the_hand()
             game = game_of(hand.state.game)
             if not game.job_owed(hand.state):
                 return False
             events = game.decide(hand.state, Showdown())
             try:
-                self._append_hand(table_id, hand_no, hand, events, actor="worker",
+                self._append_hand(table_id, hand_no, now, events, actor="worker",
                                   command_id=f"showdown:{hand_no}")
                 return True
             except VersionConflict:
                 continue
         return False
 
-    def _append_hand(self, table_id, hand_no, hand: Loaded, events, **append_args):
+    def _append_hand(self, table_id, hand_no, now: Snapshot, events, **append_args):
         """Append a hand's events; when they end the hand, with the table's ``HandSettled``
         and the signed receipt; when they lead to the showdown, with the job owed (and
-        when they settle it, paid)."""
+        when they settle it, paid). ``now``: the table and hand the events were decided on."""
         stream = hand_stream(table_id, hand_no)
+        hand = now.the_hand()
         game = game_of(hand.state.game)
-        writes = [StreamWrite(stream, hand.version, sealed(events, game.id))]
+        writes = [StreamWrite(stream, hand.version, sealed(events, game.id), hand.head_hash)]
         ended = next((e for e in events if isinstance(e, HandEnded)), None)
         owed = game.job_owed(reduce(game.evolve, events, hand.state))
         job = (table_id, f"{SHOWDOWN_JOB}:{hand_no}")
         if ended is not None:
-            table = self.table(table_id)
+            table = now.table
             settled = table_rules.decide(table.state, SettleHand(hand_no=hand_no,
                                                                  stacks=ended.stacks))
-            writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled)))
+            writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled),
+                                      table.head_hash))
         written = self.store.append(
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
             also_set=ended and self._receipt(table_id, hand_no, stream, ended), **append_args)

@@ -84,3 +84,17 @@ class ImportPhh(Strict):
     phh = fields.String(required=True, validate=validate.Length(min=1))
     table_id = fields.String(validate=validate.Length(min=1, max=64), load_default=None,
                              allow_none=True)
+
+
+# One instance of each, shared by every request: building a schema copies its fields
+# (a good part of a small request's time), and ``load`` keeps no state on the instance.
+create_table = CreateTable()
+join_table = JoinTable()
+client_seed = ClientSeed()
+add_chips = AddChips()
+start_hand = StartHand()
+action = Action()
+hand_query = HandQuery()
+events_query = EventsQuery()
+history_query = HistoryQuery()
+import_phh = ImportPhh()

@@ -20,12 +20,18 @@ A stream entry has the explicit ID ``0-<version>`` and flat fields ``type``, ``d
 ``domain.fairness``), plus ``openings`` outside the chain: the values behind the
 event's commitments, encrypted with the service's secret key (``service.keys``).
 
+Round trips: a reader gives the version and head hash it holds of each stream
+(``ReplayCache``) and ``EventStore.read_on`` returns, in ONE script call for a table's
+streams, what came after (or everything, if the stream no longer has that head). A writer
+gives the head hash it decided on (``StreamWrite.prev_hash``), so that ``append`` needs
+no read of its own: a command is one read and one script.
+
 ``EventStore.append`` builds the envelopes in Python, then runs ONE Lua script
-(``_APPEND_LUA``) which, atomically: (1) returns the remembered command if the
-idempotency key exists; (2) checks, for every stream, that its length and last
-generated ID equal the expected version and that its last entry's hash equals the
-``prev_hash`` the new envelopes were chained to, else reports a conflict having
-written nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
+(``_APPEND_LUA``; each stream's new entries go as one JSON argument) which, atomically:
+(1) returns the remembered command if the idempotency key exists; (2) checks, for every
+stream, that its length and last generated ID equal the expected version and that its
+last entry's hash equals the ``prev_hash`` the new envelopes were chained to, else
+reports a conflict having written nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
 other keys given (a receipt); (5) clears / sets the owed-job marker.  Nothing is
 written before all checks pass.
 
@@ -126,6 +132,7 @@ class StreamWrite:
     stream: str
     expected_version: int
     events: list[NewEvent]
+    prev_hash: str | None = None  # the hash at expected_version, if known (else read first)
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,8 @@ class DuplicateCommand(Exception):
 
 # KEYS: idempotency key, owed zset, stream_1 .. stream_n, extra_1 .. extra_m
 # ARGV: use_idem, record, ttl, owe_job, settle_job, genesis, n, then per stream:
-#       expected_version, prev_hash, n_events, then per event: n_fields, f1, v1, ...;
+#       expected_version, prev_hash, events (JSON: a list of [f1, v1, f2, v2, ...] per
+#       event, few large arguments being cheaper to send than many small ones);
 #       then the m extra values
 _APPEND_LUA = """
 if ARGV[1] == '1' then
@@ -165,7 +173,7 @@ local n_streams = tonumber(ARGV[7])
 local writes, pos = {}, 8
 for i = 3, 2 + n_streams do
   local key, expected, prev = KEYS[i], tonumber(ARGV[pos]), ARGV[pos + 1]
-  local n_events = tonumber(ARGV[pos + 2])
+  local events = cjson.decode(ARGV[pos + 2])
   pos = pos + 3
   local length, last_id, last_hash = 0, '0-0', ARGV[6]
   if redis.call('EXISTS', key) == 1 then
@@ -183,15 +191,11 @@ for i = 3, 2 + n_streams do
   if length ~= expected or last_id ~= '0-' .. expected or last_hash ~= prev then
     return {'conflict', key, length}
   end
-  writes[#writes + 1] = {key, expected, pos, n_events}
-  for _ = 1, n_events do pos = pos + 1 + 2 * tonumber(ARGV[pos]) end
+  writes[#writes + 1] = {key, expected, events}
 end
 for _, w in ipairs(writes) do
-  local p = w[3]
-  for e = 1, w[4] do
-    local n = tonumber(ARGV[p])
-    redis.call('XADD', w[1], '0-' .. (w[2] + e), unpack(ARGV, p + 1, p + 2 * n))
-    p = p + 1 + 2 * n
+  for e, fields in ipairs(w[3]) do
+    redis.call('XADD', w[1], '0-' .. (w[2] + e), unpack(fields))
   end
 end
 for i = 3 + n_streams, #KEYS do
@@ -205,6 +209,26 @@ if ARGV[4] ~= '' then
   redis.call('ZADD', KEYS[2], now[1] + now[2] / 1000000, ARGV[4])
 end
 return {'ok'}
+"""
+
+
+# KEYS: streams (of one table); ARGV: per stream, the version a reader holds and the hash
+# of its last event.  Per stream: {version, entries after it}, or {0, every entry} when
+# the stream no longer has that event there (it was shortened or rewritten).
+_READ_ON_LUA = """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local version, from = tonumber(ARGV[2 * i - 1]), '-'
+  if version > 0 then
+    local head, hash = redis.call('XRANGE', key, '0-' .. version, '0-' .. version)[1], nil
+    if head then
+      for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
+    end
+    if hash == ARGV[2 * i] then from = '(0-' .. version else version = 0 end
+  end
+  out[i] = {version, redis.call('XRANGE', key, from, '+')}
+end
+return out
 """
 
 
@@ -251,6 +275,7 @@ class EventStore:
                  new_id: Callable[[], str] = lambda: uuid4().hex):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self._append_script = redis.register_script(_APPEND_LUA)
+        self._read_on_script = redis.register_script(_READ_ON_LUA)
         self._index_owed_script = redis.register_script(_INDEX_OWED_LUA)
         self._forget_owed_tables_script = redis.register_script(_FORGET_OWED_TABLES_LUA)
         self._claim_owed_job_script = redis.register_script(_CLAIM_OWED_JOB_LUA)
@@ -258,6 +283,15 @@ class EventStore:
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
         return [self._envelope(stream, fields)
                 for _, fields in self.redis.xrange(stream, f"0-{after + 1}", "+")]
+
+    def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
+        """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
+        ``(version, the events after it)``, or ``(0, every event)`` when the stream no
+        longer has that head (it was shortened or rewritten). One round trip."""
+        args = [str(item) for _, version, head_hash in heads for item in (version, head_hash)]
+        replies = self._read_on_script(keys=[stream for stream, _, _ in heads], args=args)
+        return [(int(version), [self._envelope(stream, _pairs(fields)) for _, fields in entries])
+                for (stream, _, _), (version, entries) in zip(heads, replies)]
 
     def version(self, stream: str) -> int:
         return int(self.redis.xlen(stream))
@@ -301,18 +335,22 @@ class EventStore:
         by_stream: dict[str, list[Envelope]] = {}
         stream_args: list[str] = []
         for w in writes:
-            prev = self._hash_at(w.stream, w.expected_version)
-            stream_args += [str(w.expected_version), prev, str(len(w.events))]
+            prev = w.prev_hash if w.prev_hash is not None else self._hash_at(
+                w.stream, w.expected_version)
+            stream_args += [str(w.expected_version), prev]
+            stream_fields = []
             envelopes = by_stream[w.stream] = []
             for offset, event in enumerate(w.events, start=1):
-                fields = dict(type=event.type, data=json.loads(canonical_json(event.data)),
+                data = canonical_json(event.data)
+                fields = dict(type=event.type, data=json.loads(data),
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
                 env = Envelope(**fields, hash=envelope_hash(fields), openings=event.openings)
                 envelopes.append(env)
-                stream_args += self._stream_fields(w.stream, env)
+                stream_fields.append(self._stream_fields(w.stream, env, data))
                 prev = env.hash
+            stream_args.append(json.dumps(stream_fields, ensure_ascii=False))
 
         extra = also_set(by_stream) if also_set else {}
         if any(table_of(key) != table for key in extra):
@@ -414,17 +452,19 @@ class EventStore:
                                                 args=[job, repr(cutoff)]))
 
 
-    def _stream_fields(self, stream: str, env: Envelope) -> list[str]:
-        pairs = [(name, canonical_json(value) if name == "data" else str(value))
+    def _stream_fields(self, stream: str, env: Envelope, data: str) -> list[str]:
+        """The entry's fields; ``data`` is ``env.data`` as canonical JSON."""
+        pairs = [(name, data if name == "data" else str(value))
                  for name, value in env.to_dict().items() if value is not None]  # command_id
         if env.openings:
             if self.cipher is None:
                 raise ValueError("this store has no cipher for the openings of hidden values")
             pairs.append(("openings", self.cipher.encrypt(env.openings, _context(stream, env.version))))
-        return [str(len(pairs)), *(item for pair in pairs for item in pair)]
+        return [item for pair in pairs for item in pair]
 
     def _envelope(self, stream: str, raw: dict) -> Envelope:
-        f = {_s(k): _s(v) for k, v in raw.items()}
+        f = {k if type(k) is str else k.decode(): v if type(v) is str else v.decode()
+             for k, v in raw.items()}  # _s, inlined: this runs for every field read
         version = int(f["version"])
         openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
                     if "openings" in f and self.cipher is not None else {})
@@ -432,6 +472,12 @@ class EventStore:
                         event_id=f["event_id"], occurred_at=f["occurred_at"], actor=f["actor"],
                         command_id=f.get("command_id"), prev_hash=f["prev_hash"], hash=f["hash"],
                         openings=openings)
+
+
+def _pairs(flat: list) -> dict:
+    """A stream entry's fields as a script returns them (a flat list), as a dict."""
+    items = iter(flat)
+    return dict(zip(items, items))
 
 
 def _context(stream: str, version: int) -> str:

@@ -322,3 +322,42 @@ def test_script_checks_the_chain_link_not_only_the_length(store, r, monkeypatch)
         put(store, s, 1, ev(2))
     monkeypatch.undo()
     assert [e.actor for e in store.read(s)] == ["mallory"]
+
+
+def test_a_writer_chained_to_a_stale_head_hash_gets_a_conflict(store):
+    """The head hash a writer gives (its cache's) is checked by the script like a read one."""
+    s = hand_stream(T, 1)
+    first = put(store, s, 0, ev(1))[0]
+    with pytest.raises(VersionConflict):
+        store.append([StreamWrite(s, 1, [ev(2)], prev_hash="0" * 64)], actor="bob")
+    assert store.version(s) == 1
+    written = store.append([StreamWrite(s, 1, [ev(2)], prev_hash=first.hash)], actor="bob")[s]
+    assert written[0].prev_hash == first.hash and chain_problem(
+        [e.to_dict() for e in store.read(s)]) is None
+
+
+def test_values_beyond_ascii_survive_the_append_script(store):
+    s = hand_stream(T, 1)
+    data = {"name": "Zoë ♠ 丁", "quote": "a \"b\" \\ c\n", "nul": "x\u0000y", "emoji": "🂡"}
+    written = put(store, s, 0, NewEvent("SeatTaken", data))
+    assert store.read(s) == written and written[0].data == data
+    assert chain_problem([e.to_dict() for e in store.read(s)]) is None
+
+
+def test_read_on_gives_what_follows_a_head_or_everything_when_the_head_is_gone(store, r):
+    hand, table = hand_stream(T, 1), table_stream(T)
+    put(store, hand, 0, ev(1), ev(2))
+    put(store, table, 0, ev(3))
+    head = store.read(hand)[1]
+    put(store, hand, 2, ev(4))
+    (since, after), (table_since, table_all) = store.read_on(
+        [(hand, 2, head.hash), (table, 0, GENESIS_HASH)])
+    assert (since, [e.version for e in after]) == (2, [3])
+    assert (table_since, [e.version for e in table_all]) == (0, [1])
+    third = after[0]
+    assert store.read_on([(hand, 3, third.hash)]) == [(3, [])]  # nothing new
+    ((since, everything),) = store.read_on([(hand, 2, "f" * 64)])  # not our head: rewritten
+    assert (since, [e.version for e in everything]) == (0, [1, 2, 3])
+    r.xdel(hand, "0-3")  # shortened under the reader
+    ((since, everything),) = store.read_on([(hand, 3, third.hash)])
+    assert (since, [e.version for e in everything]) == (0, [1, 2])

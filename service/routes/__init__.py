@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from urllib.parse import quote
 
@@ -93,13 +94,21 @@ def client_key(payload: dict | None = None) -> ClientKey | None:
 
 def query(schema: Schema) -> dict:
     """The query parameters, validated by ``schema``: a bad one gets 422 ``invalid_query``
-    naming it as a query parameter."""
+    naming it as a query parameter. Without any, the schema's defaults (loaded once: most
+    requests have none, and a load is not free)."""
+    if not request.args:
+        return dict(_defaults(schema))
     try:
         return schema.load(request.args)
     except ValidationError as error:
         named = "; ".join(f"query parameter '{name}': {_text(messages)}"
                           for name, messages in error.messages.items())
         raise ApiError(422, "invalid_query", named, errors=error.messages) from None
+
+
+@functools.cache
+def _defaults(schema: Schema) -> dict:
+    return schema.load({})
 
 
 def _text(messages) -> str:

@@ -20,36 +20,39 @@ hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 @hands.post("")
 def start_hand(table_id: str):
     require(room().table(table_id).state, "admin")
-    request = body(schemas.StartHand())
+    request = body(schemas.start_hand)
     return answered(room().start_hand(table_id, request["game"], client_key(request)), 201)
 
 
 @hands.get("/<int:hand_no>")
 def read_hand(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    at = query(schemas.HandQuery())["at"]
-    view = room().hand_view(table_id, hand_no, caller, at)
+    snapshot = room().snapshot(table_id, hand_no)
+    caller = require(snapshot.table.state, "admin", "auditor", "player")
+    at = query(schemas.hand_query)["at"]
+    view = room().hand_view(table_id, hand_no, caller, at, snapshot)
     return view, 200, {"ETag": f'"{view["version"]}"'}
 
 
 @hands.post("/<int:hand_no>/actions")
 def act(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "player")
-    action = body(schemas.Action())
+    snapshot = room().snapshot(table_id, hand_no)
+    caller = require(snapshot.table.state, "player")
+    action = body(schemas.action)
     expected = action["expected_version"]
     if expected is None and request.headers.get("If-Match"):
         expected = _version_from_etag(request.headers["If-Match"])
     command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
                   cards=tuple(action["cards"]))
     return answered(room().act(table_id, hand_no, caller, command, expected,
-                               client_key(action)), 201)
+                               client_key(action), snapshot), 201)
 
 
 @hands.get("/<int:hand_no>/events")
 def events(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    after = query(schemas.EventsQuery())["after"]
-    return {"events": room().hand_events(table_id, hand_no, caller, after=after)}
+    snapshot = room().snapshot(table_id, hand_no)
+    caller = require(snapshot.table.state, "admin", "auditor", "player")
+    after = query(schemas.events_query)["after"]
+    return {"events": room().hand_events(table_id, hand_no, caller, after, snapshot)}
 
 
 @hands.get("/<int:hand_no>/events/stream")
@@ -65,7 +68,7 @@ def event_stream(table_id: str, hand_no: int):
 @hands.get("/<int:hand_no>/history")
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
-    if query(schemas.HistoryQuery())["format"] == "phh":
+    if query(schemas.history_query)["format"] == "phh":
         return room().phh(table_id, hand_no, caller), 200, {
             "Content-Type": "application/toml; charset=utf-8"}
     if caller.role != "auditor" and room().hand(table_id, hand_no).state.status != "ended":

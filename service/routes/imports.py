@@ -13,7 +13,7 @@ imports = Blueprint("imports", __name__, url_prefix="/v1/imports")
 
 @imports.post("/phh")
 def import_phh():
-    request = body(schemas.ImportPhh())
+    request = body(schemas.import_phh)
     if request["table_id"] is not None:
         require(room().table(request["table_id"]).state, "admin")
     return answered(room().import_phh(request["phh"], request["table_id"], client_key(request)),

@@ -13,7 +13,7 @@ tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 
 @tables.post("")
 def create_table():
-    request = body(schemas.CreateTable())
+    request = body(schemas.create_table)
     return room().create_table(request["game"], request["options"], request["max_seats"]), 201
 
 
@@ -37,7 +37,7 @@ def read_table(table_id: str):
 
 @tables.post("/<table_id>/players")
 def join_table(table_id: str):
-    request = body(schemas.JoinTable())
+    request = body(schemas.join_table)
     room().table(table_id)
     return answered(room().seat_player(table_id, request["name"], request["buy_in"],
                                        request["client_seed"], client_key(request)), 201)
@@ -46,14 +46,14 @@ def join_table(table_id: str):
 @tables.put("/<table_id>/players/<int:seat>/seed")
 def set_client_seed(table_id: str, seat: int):
     require(room().table(table_id).state, "player", seat=seat)
-    request = body(schemas.ClientSeed())
+    request = body(schemas.client_seed)
     return room().set_client_seed(table_id, seat, request["client_seed"]), 200
 
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
 def add_chips(table_id: str, seat: int):
     require(room().table(table_id).state, "player", seat=seat)
-    request = body(schemas.AddChips())
+    request = body(schemas.add_chips)
     return answered(room().add_chips(table_id, seat, request["amount"], client_key(request)),
                     201)
 
