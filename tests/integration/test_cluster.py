@@ -24,6 +24,7 @@ from service.store import OWED_TABLES_KEY, table_stream
 from tests.processes import RedisCluster, RedisServer, free_port, redis_binary
 
 from .client import Api, create_table, play_hand
+from .test_live_stream import Reader, Stream, play
 from .conftest import log_tail, worker_logs
 from .test_real_server import check_ended_hand
 
@@ -81,6 +82,18 @@ def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
                 settled = [e for e in table.history(played.hand_no)["events"]
                            if e["type"] == "ShowdownEvaluated"]
                 assert [e["actor"] for e in settled] == ["worker"], settled
+
+    # A hand followed live: the event stream's blocking XREAD on the cluster client.
+    table = next(iter(tables.values()))
+    hand_no = table.start_hand()
+    reader = Reader(Stream(api.base_url, table.hand_path(hand_no) + "/events/stream",
+                           table.tokens[1]))
+    play(table, hand_no, rng)
+    sent = reader.result()
+    final = table.wait_hand(hand_no, lambda h: h["status"] == "ended", "ended",
+                            diagnostics=diagnostics)
+    assert (sent[0]["event"], sent[-1]["event"]) == ("snapshot", "end"), sent
+    assert [m["id"] for m in sent[1:-1]] == list(range(sent[0]["id"] + 1, final["version"] + 1))
 
     # Every master holds the keys of the table we found on it, and nothing of RQ's.
     for node_port, table in tables.items():
