@@ -124,11 +124,12 @@ def serve(config: Config, workers: int, threads: int) -> int:
     # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
     options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),
                "child_exit": _forget_dead_process}
-    metrics_dir = _metrics_dir()
+    metrics_dir, arbiter = _metrics_dir(), os.getpid()
     try:
         Gunicorn(partial(_load_cardroom, config), options).run()
     finally:
-        if metrics_dir:
+        # A worker, forked in run(), leaves through here too: only the arbiter cleans up.
+        if metrics_dir and os.getpid() == arbiter:
             shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
 

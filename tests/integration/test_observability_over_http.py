@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 import urllib.request
 
+import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -116,3 +118,24 @@ def test_in_embedded_mode_the_api_counts_the_showdowns_its_job_thread_settles(em
     assert samples[("cardroom_showdown_jobs_total", "settled")] == 1, embedded_server.log()
     assert samples[("cardroom_showdown_job_age_seconds_count", None)] == 1
     assert samples[("cardroom_owed_jobs", None)] == 0
+
+
+def test_a_worker_that_exits_leaves_the_metrics_of_the_others(stack):
+    """Gunicorn replaces a worker that exits; the replacement boots and /metrics answers
+    (the shared metrics directory belongs to the server, not to any one worker)."""
+    _, server = stack
+    api = Api(server.url)
+    first = set(psutil.Process(server.proc.pid).children())
+    assert len(first) == 2
+    leaving = first.pop()
+    leaving.terminate()
+    leaving.wait(10)
+    deadline = time.monotonic() + 30
+    while len(set(psutil.Process(server.proc.pid).children()) - {leaving}) < 2:
+        assert server.proc.poll() is None, server.log()
+        assert time.monotonic() < deadline, "no worker replaced the one that exited"
+        time.sleep(0.1)
+    for _ in range(20):  # both processes answer, the new one included
+        assert api.get("/metrics").status == 200, server.log()
+    assert server.proc.poll() is None, server.log()
+    assert "Exception in worker process" not in server.log_path.read_text(), server.log()
