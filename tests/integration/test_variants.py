@@ -485,7 +485,8 @@ def test_a_hand_decided_by_its_blinds_is_settled(room):
     table = create_table(room.api, 2, game="texas-holdem", buy_ins=[25, 1000])
     hand_no = table.start_hand()
     hand = table.hand(hand_no)
-    assert hand["status"] == "showdown_pending" and hand["awaiting"] == [], hand
+    # Nobody is ever awaited; a quick worker may have settled it already.
+    assert hand["status"] in ("showdown_pending", "ended") and hand["awaiting"] == [], hand
     final = table.wait_hand(hand_no, lambda h: h["status"] == "ended", "ended", timeout=10,
                             diagnostics=room.diagnostics)
     assert len(final["result"]["hands"]) == 2, final["result"]
