@@ -23,6 +23,7 @@ import redis
 
 from service.backend import Backend
 from service.config import Config
+from tests.browser import cardroom_serve, chromium, require_chromium
 from tests.processes import ROOT, RedisServer, stop_process, subprocess_env
 
 
@@ -138,3 +139,19 @@ def worker_process(cardroom_process):
         return [cardroom_process("worker", REDIS_URL=url, **env) for _ in range(count)]
 
     return start
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory):
+    """For a module of browser tests: ``cardroom serve`` in embedded mode on a free port,
+    until the module's tests end."""
+    require_chromium()
+    with cardroom_serve(tmp_path_factory.mktemp("serve")) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser(base_url):
+    """Debian's Chromium, driven by Playwright, for a module of browser tests."""
+    with chromium() as browser:
+        yield browser

@@ -14,25 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.browser import RecordedPage, cardroom_serve, chromium, http_get, require_chromium
+from tests.browser import RecordedPage, http_get
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOT = Path("/tmp/docs.png")
-
-
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory):
-    """``cardroom serve`` in embedded mode on a free port, until the module's tests end."""
-    require_chromium()
-    with cardroom_serve(tmp_path_factory.mktemp("serve")) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser(base_url):
-    with chromium() as browser:
-        yield browser
 
 
 class DocsPage(RecordedPage):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import RecordedPage, cardroom_serve, chromium, require_chromium
+from tests.browser import RecordedPage
 from tests.integration.client import Api, Table, create_table
 
 pytestmark = pytest.mark.browser
@@ -37,19 +37,6 @@ AUDIT_REFUSED = ((403, "/audit"),)  # a player's token: the page shows the refus
 
 
 # --- the service, the browser, and hands played over HTTP ----------------------------
-
-
-@pytest.fixture(scope="module")
-def base_url(tmp_path_factory):
-    require_chromium()
-    with cardroom_serve(tmp_path_factory.mktemp("serve")) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser(base_url):
-    with chromium() as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")
