@@ -24,7 +24,7 @@ from domain.views import Viewer
 from service import metrics
 from service.backend import READ_TIMEOUT, store_unavailable
 from service.problems import problem
-from service.reads import Reads
+from service.reads import Reads, Snapshot
 from service.store import Envelope, EventStore
 
 log = logging.getLogger(__name__)
@@ -52,12 +52,12 @@ class StreamSlots:
         metrics.SSE_STREAMS_OPEN.dec()
 
 
-def respond(reads: Reads, slots: StreamSlots, heartbeat: float, table_id: str, hand_no: int,
+def respond(reads: Reads, slots: StreamSlots, heartbeat: float, snapshot: Snapshot,
             viewer: Viewer, after: int | None) -> Response:
     """The stream's response, or 503 ``too_many_streams`` when every slot is taken. A bad
     ``after`` or hand is refused (``Reads.follow`` checks them) before a slot is taken."""
     paced = Paced(reads.store, heartbeat)
-    followed = reads.follow(table_id, hand_no, viewer, after, paced.wait)
+    followed = reads.follow(snapshot, viewer, after, paced.wait)
     if not slots.take():
         refused = problem(503, "too_many_streams", f"this server already streams to "
                           f"{slots.limit} clients; try again shortly", max_streams=slots.limit)

@@ -169,15 +169,16 @@ class Reads:
             view["server_seed"] = self.keys.server_seed(table_id, hand_no)
         return view
 
-    def follow(self, table_id: str, hand_no: int, viewer: Viewer, after: int | None,
+    def follow(self, snapshot: Snapshot, viewer: Viewer, after: int | None,
                wait: Callable[[str, int], list[Envelope]]) -> Iterator[tuple[str, int, Any]]:
         """The hand as ``viewer`` follows it live, as ``(kind, version, data)``: without
         ``after``, first ``("snapshot", v, the hand read)``; then, for each event after
         ``after`` (or after the snapshot) as it is appended, ``("event", v, the projected
         event with its "state")``, each seen as the viewer could see it just then; at the
         end ``("end", v, {"version": v})``. ``("idle", v, None)`` each time ``wait(stream,
-        v)`` comes back empty. ``after`` is checked now, before anything is yielded."""
-        hand = self.hand(table_id, hand_no)
+        v)`` comes back empty. ``after`` is checked now, before anything is yielded.
+        ``snapshot``: the table and the hand, as the caller read them."""
+        table_id, hand_no, hand = snapshot.table_id, snapshot.hand_no, snapshot.the_hand()
         if after is not None and not 0 <= after <= hand.version:
             raise DomainError("invalid_last_event_id", f"hand {hand_no} has events 1 to "
                               f"{hand.version}; Last-Event-ID {after} is none of them")

@@ -57,12 +57,13 @@ def events(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/events/stream")
 def event_stream(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    snapshot = room().snapshot(table_id, hand_no)
+    caller = require(snapshot.table.state, "admin", "auditor", "player")
     after = _last_event_id(request.headers.get("Last-Event-ID",
                                                request.args.get("last_event_id")))
     config = current_app.extensions["backend"].config
     return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
-                        table_id, hand_no, caller, after)
+                        snapshot, caller, after)
 
 
 @hands.get("/<int:hand_no>/history")
