@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 
-from flask import request
+from flask import g, request
 
 from domain.table import TableState
 from domain.views import Viewer
@@ -18,7 +18,21 @@ def viewer(table: TableState) -> Viewer:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
-    digest = hash_token(token.strip())
+    caller = _holder(hash_token(token.strip()), table)
+    if caller is None:
+        raise ApiError(403, "forbidden", "this token gives no access to this table")
+    g.token_recognised = True
+    return caller
+
+
+def recognised() -> bool:
+    """Whether ``viewer`` found this request's bearer token at the table it names. A request
+    whose token was not found (made up, of another table, or sent where no token is read)
+    counts against its address too (``service.limits``)."""
+    return g.get("token_recognised", False)
+
+
+def _holder(digest: str, table: TableState) -> Viewer | None:
     if hmac.compare_digest(digest, table.admin_token_hash):
         return Viewer("admin")
     if hmac.compare_digest(digest, table.auditor_token_hash):
@@ -26,7 +40,7 @@ def viewer(table: TableState) -> Viewer:
     for seat in table.seats:
         if hmac.compare_digest(digest, seat.token_hash):
             return Viewer("player", seat.seat, seat.player_id)
-    raise ApiError(403, "forbidden", "this token gives no access to this table")
+    return None
 
 
 def require(table: TableState, *roles: str, seat: int | None = None) -> Viewer:

@@ -11,21 +11,43 @@ One key per client holds the time its bucket is full again; one script call (one
 trip, one key, so it runs on Redis Cluster) checks and counts a request, timed by Redis
 ``TIME`` so that every process shares one clock. Past the limit: 429 ``rate_limited`` with
 ``Retry-After``, the whole seconds until the next request is allowed.
+
+Made-up tokens: a token's bucket is full the first time it is seen, so a client sending a
+new random token with every request would never be limited. So a request counts against
+its token's bucket alone only if ``service.auth`` recognised the token at the table it
+names; any other request with a token (made up, of another table, for a table that does not
+exist, or sent to a route that reads none) also counts against its address's bucket, once
+it is answered. Valid tokens cost no extra round trip and never spend the address's
+allowance: each was handed out to a request without one (creating a table, taking a seat),
+which the address's bucket counted. When the address's bucket refuses such a request, an
+error answer (nothing was done) becomes the 429, while a success stands (its work is done);
+and this process refuses every request with a token from that address, valid or not, until
+the bucket lets the next one in (``Blocks``, no Redis call). Requests without a token are
+refused by the address's bucket itself. Each process learns of a block from a refusal of its
+own, and the bucket is shared in Redis, so the limit holds across processes.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections.abc import Callable
 
-from flask import Flask, request
+from flask import Flask, g, request
+from redis.exceptions import RedisError
 
+from service import auth
 from service.config import Rate
-from service.problems import ApiError
+from service.problems import ApiError, answer
 from service.room import hash_token
 
 # Monitoring and documentation are never limited: probes and the reference always answer.
 EXEMPT_PATHS = frozenset({"/", "/healthz", "/metrics", "/docs", "/openapi.yaml",
                           "/openapi.json"})
+MAX_BLOCKS = 10_000  # addresses this process remembers as blocked (each a few hundred bytes)
+TOKEN_LIMIT, ADDRESS_LIMIT = "this token's rate limit", "this address's rate limit"
+NOT_VALID_HERE = ", which counts requests with tokens that are not valid here"
 
 # KEYS[1]: the client's key. ARGV: S and N of the rate N/S.
 # The key holds the theoretical arrival time (TAT) in microseconds of Redis TIME: the
@@ -48,15 +70,22 @@ return 0
 
 
 def register(app: Flask, redis, general: Rate | None, tables: Rate | None) -> None:
-    """Check every request against its limit before the route runs; nothing when both
-    limits are off."""
-    if general or tables:
-        app.before_request(Limiter(redis, general, tables).check)
+    """Check every request against its limit before the route runs, and count a request
+    whose token was not recognised against its address after; nothing when both limits are
+    off. The limiter is ``app.extensions["limiter"]``."""
+    if not (general or tables):
+        return
+    limiter = Limiter(redis, general, tables)
+    app.extensions["limiter"] = limiter
+    app.before_request(limiter.check)
+    if general:
+        app.after_request(limiter.count_unrecognised_token)
 
 
 class Limiter:
     def __init__(self, redis, general: Rate | None, tables: Rate | None):
         self.general, self.tables = general, tables
+        self.blocks = Blocks()
         self._script = redis.register_script(_GCRA_LUA)
 
     def check(self) -> None:
@@ -66,27 +95,94 @@ class Limiter:
         if limit is None:
             return
         rate, key, whose = limit
-        wait = int(self._script(keys=[key], args=[rate.seconds, rate.requests]))
-        if wait > 0:
-            retry_after = max(1, math.ceil(wait / 1_000_000))
-            raise ApiError(429, "rate_limited", f"over {whose} of {rate.requests} requests per "
-                           f"{rate.seconds} seconds; try again in {retry_after} s",
-                           headers={"Retry-After": str(retry_after)})
+        if whose == TOKEN_LIMIT:
+            blocked = self.blocks.seconds_left(_address())
+            if blocked:
+                raise _refusal(rate, ADDRESS_LIMIT, blocked, NOT_VALID_HERE)
+        wait = self._count(rate, key)
+        if wait:
+            raise _refusal(rate, whose, wait)
+        g.counted_by_token = whose == TOKEN_LIMIT
+
+    def count_unrecognised_token(self, response):
+        """After a request counted against its token's bucket alone: unless the route
+        recognised the token, count it against the address's bucket as well."""
+        if not g.get("counted_by_token") or auth.recognised():
+            return response
+        try:
+            wait = self._count(self.general, _address_key(_address()))
+        except RedisError:
+            return response  # the answer is decided; the next request meets the outage
+        if not wait:
+            return response
+        self.blocks.add(_address(), wait)
+        if response.status_code < 400:
+            return response  # its work is done: the block starts with the next request
+        return answer(_refusal(self.general, ADDRESS_LIMIT, wait, NOT_VALID_HERE))
+
+    def _count(self, rate: Rate, key: str) -> float:
+        """0 if the request is counted in the bucket at ``key``, else the seconds to wait
+        (not counted)."""
+        return int(self._script(keys=[key], args=[rate.seconds, rate.requests])) / 1_000_000
 
     def _limit(self) -> tuple[Rate, str, str] | None:
         """The rate this request counts against, the key of its bucket, and whose limit
         it is."""
-        address = request.remote_addr or "unknown"
         if self.tables and request.endpoint == "tables.create_table":
-            return (self.tables, f"cardroom:rate:tables:{address}",
+            return (self.tables, f"cardroom:rate:tables:{_address()}",
                     "this address's limit on new tables")
         if self.general is None:
             return None
         token = _bearer_token()
         if token:
-            return (self.general, f"cardroom:rate:token:{hash_token(token)}",
-                    "this token's rate limit")
-        return self.general, f"cardroom:rate:address:{address}", "this address's rate limit"
+            return self.general, f"cardroom:rate:token:{hash_token(token)}", TOKEN_LIMIT
+        return self.general, _address_key(_address()), ADDRESS_LIMIT
+
+
+class Blocks:
+    """The addresses this process refuses requests with tokens from, each until a time of
+    ``clock``. Bounded: expired entries are dropped from the oldest end as others come, and
+    past ``MAX_BLOCKS`` the oldest goes (its address is still limited by its bucket in
+    Redis; the block only spares the round trip and the route)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, size: int = MAX_BLOCKS):
+        self.clock, self.size = clock, size
+        self._until: dict[str, float] = {}  # in the order added, so roughly of expiry
+        self._lock = threading.Lock()
+
+    def add(self, address: str, seconds: float) -> None:
+        with self._lock:
+            now = self.clock()
+            self._until.pop(address, None)
+            while self._until:
+                oldest, until = next(iter(self._until.items()))
+                if until > now and len(self._until) < self.size:
+                    break
+                del self._until[oldest]
+            self._until[address] = now + seconds
+
+    def seconds_left(self, address: str) -> float:
+        """The seconds ``address`` stays blocked; 0 if it is not."""
+        with self._lock:
+            left = self._until.get(address, 0) - self.clock()
+            if left <= 0:
+                self._until.pop(address, None)
+            return max(left, 0)
+
+
+def _refusal(rate: Rate, whose: str, seconds: float, why: str = "") -> ApiError:
+    retry_after = max(1, math.ceil(seconds))
+    return ApiError(429, "rate_limited", f"over {whose} of {rate.requests} requests per "
+                    f"{rate.seconds} seconds{why}; try again in {retry_after} s",
+                    headers={"Retry-After": str(retry_after)})
+
+
+def _address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def _address_key(address: str) -> str:
+    return f"cardroom:rate:address:{address}"
 
 
 def _bearer_token() -> str | None:

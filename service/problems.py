@@ -41,14 +41,17 @@ def problem(status: int, code: str, detail: str, **extra):
     return response
 
 
+def answer(error: ApiError):
+    """The problem response of ``error``, with its headers."""
+    response = problem(error.status, error.code, error.detail, **error.extra)
+    response.headers.update(error.headers)
+    return response
+
+
 def register(app: Flask) -> None:
     outage = Outage(app.logger, "answering 503 store_unavailable", remind_every=60.0)
 
-    @app.errorhandler(ApiError)
-    def api_error(error: ApiError):
-        response = problem(error.status, error.code, error.detail, **error.extra)
-        response.headers.update(error.headers)
-        return response
+    app.register_error_handler(ApiError, answer)
 
     @app.errorhandler(DomainError)
     def domain_error(error: DomainError):

@@ -1,14 +1,18 @@
 """Rate limits (``CARDROOM_RATE_LIMIT``, ``CARDROOM_TABLE_RATE_LIMIT``) through the Flask test
 client on embedded fakeredis (with Lua): N requests pass, the next gets 429 ``rate_limited``
 with ``Retry-After``; tokens and addresses have buckets of their own, keyed by the token's
-hash; monitoring and documentation are never limited; with the limits off no Redis call is
-made. Across real ``cardroom serve`` processes: tests/integration/test_rate_limits_over_http.py.
+hash; a request with a token the service does not recognise counts against its address too,
+and once that is refused the address's requests with tokens are refused in the process;
+monitoring and documentation are never limited; with the limits off no Redis call is made.
+Across real ``cardroom serve`` processes: tests/integration/test_rate_limits_over_http.py.
 """
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 import redis
@@ -17,11 +21,12 @@ import yaml
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config, Rate
+from service.limits import Blocks
 from service.room import hash_token
 from tests.processes import ROOT, free_port, subprocess_env
 from tests.test_openapi import SPEC_PATH, Contract
 
-TOKEN = "a-token-of-no-table"
+HOST = "198.51.100.1"  # the address that creates the tables, so as to spend no one else's
 
 
 @pytest.fixture
@@ -40,6 +45,36 @@ def limited():
 
 def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
+
+
+def made_up() -> dict:
+    """A token of no table, new each time: each has a fresh bucket of its own."""
+    return bearer(secrets.token_urlsafe(32))
+
+
+@dataclass
+class Table:
+    path: str
+    admin: str
+    auditor: str
+
+
+def new_table(client) -> Table:
+    """A table created from ``HOST``."""
+    created = client.post("/v1/tables", json={"game": "five-card-draw"},
+                          **from_address(HOST)).get_json()
+    return Table(f"/v1/tables/{created['table_id']}", created["admin_token"],
+                 created["auditor_token"])
+
+
+class Clock:
+    """A clock for ``Blocks`` that moves only when told."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def from_address(address: str) -> dict:
@@ -113,10 +148,11 @@ def test_a_refused_request_does_nothing(limited):
 
 def test_each_token_and_each_address_has_a_bucket_of_its_own(limited):
     client, _ = limited(general=Rate(2, 60))
+    table = new_table(client)
     for _ in range(2):
-        assert client.get("/v1/games", headers=bearer(TOKEN)).status_code == 200
-    assert_rate_limited(client.get("/v1/games", headers=bearer(TOKEN)))
-    assert client.get("/v1/games", headers=bearer("another-token")).status_code == 200
+        assert client.get(table.path, headers=bearer(table.admin)).status_code == 200
+    assert_rate_limited(client.get(table.path, headers=bearer(table.admin)))
+    assert client.get(table.path, headers=bearer(table.auditor)).status_code == 200
     assert client.get("/v1/games").status_code == 200  # the address, without a token
     assert client.get("/v1/games", **from_address("192.0.2.7")).status_code == 200
     assert client.get("/v1/games").status_code == 200
@@ -126,11 +162,13 @@ def test_each_token_and_each_address_has_a_bucket_of_its_own(limited):
 
 def test_the_key_holds_the_tokens_hash_never_the_token(limited):
     client, backend = limited(general=Rate(5, 60))
-    client.get("/v1/games", headers=bearer(TOKEN))
-    keys = [key.decode() for key in backend.redis.keys("*")]
-    assert keys == [f"cardroom:rate:token:{hash_token(TOKEN)}"]
-    assert not any(TOKEN in key for key in keys)
-    assert backend.redis.pttl(keys[0]) > 0  # it expires once the bucket is full again
+    table = new_table(client)
+    client.get(table.path, headers=bearer(table.admin))
+    keys = [key.decode() for key in backend.redis.keys("cardroom:rate:*")]
+    assert sorted(keys) == [f"cardroom:rate:address:{HOST}",
+                            f"cardroom:rate:token:{hash_token(table.admin)}"]
+    assert not any(table.admin in key for key in keys)
+    assert all(backend.redis.pttl(key) > 0 for key in keys)  # gone once the bucket is full
 
 
 def test_one_request_passes_again_once_its_interval_has_passed(limited):
@@ -153,6 +191,111 @@ def test_monitoring_and_documentation_are_never_limited(limited, path):
     client.get("/v1/games")
     assert_rate_limited(client.get("/v1/games"))
     assert all(client.get(path).status_code in (200, 302) for _ in range(3))
+
+
+# --- tokens that are not valid here ----------------------------------------------
+
+
+def spray(client, path: str, count: int, expect: int) -> None:
+    """``count`` requests to ``path``, each with a made-up token, each answered ``expect``."""
+    for number in range(count):
+        response = client.get(path, headers=made_up())
+        assert response.status_code == expect, (number, response.get_json())
+
+
+def test_made_up_tokens_count_against_their_address(limited):
+    client, _ = limited(general=Rate(3, 60))
+    table = new_table(client)
+    spray(client, table.path, 3, expect=403)  # forbidden: no access to this table
+    refused = client.get(table.path, headers=made_up())
+    assert 1 <= assert_rate_limited(refused) <= 20  # the interval, 60 s / 3
+    problem = refused.get_json()
+    assert problem["request_id"] == refused.headers["X-Request-Id"]
+    assert problem["detail"].startswith("over this address's rate limit of 3 requests per 60 "
+                                        "seconds, which counts requests with tokens that are "
+                                        "not valid here"), problem
+    assert_rate_limited(client.get(table.path, headers=made_up()))
+
+
+@pytest.mark.parametrize("path", ["/v1/tables/no-such-table", "/v1/tables/no-such-table/hands/1",
+                                  "/v1/no-such-route"])
+def test_a_made_up_token_counts_against_its_address_wherever_it_is_sent(limited, path):
+    client, _ = limited(general=Rate(3, 60))
+    spray(client, path, 3, expect=404)
+    assert_rate_limited(client.get(path, headers=made_up()))
+
+
+def test_an_answer_that_did_its_work_stands_and_the_block_starts_after_it(limited):
+    """A route that reads no token (the catalog) answers whatever token comes with the
+    request, so the request that finds the address's bucket empty keeps its answer."""
+    client, _ = limited(general=Rate(3, 60))
+    spray(client, "/v1/games", 4, expect=200)
+    assert_rate_limited(client.get("/v1/games", headers=made_up()))
+
+
+def test_then_the_address_is_refused_with_any_token_and_other_addresses_are_not(limited):
+    client, _ = limited(general=Rate(3, 60))
+    table = new_table(client)
+    spray(client, table.path, 3, expect=403)
+    assert_rate_limited(client.get(table.path, headers=made_up()))
+    valid = client.get(table.path, headers=bearer(table.auditor))
+    assert_rate_limited(valid)  # a valid token from this address too, until the block ends
+    assert "not valid here" in valid.get_json()["detail"]
+    other = client.get(table.path, headers=made_up(), **from_address("192.0.2.7"))
+    assert other.status_code == 403, other.get_json()
+    assert client.get(table.path, headers=bearer(table.auditor),
+                      **from_address("192.0.2.7")).status_code == 200
+    for path in ("/healthz", "/openapi.yaml", "/static/replay.css"):
+        assert client.get(path, headers=made_up()).status_code == 200
+
+
+def test_valid_tokens_never_count_against_their_address(limited, monkeypatch):
+    """The address's allowance of 3 is spent by the made-up tokens, not by the valid one,
+    and a request with a valid token makes one script call (its own bucket's), as ever."""
+    client, backend = limited(general=Rate(3, 60))
+    table = new_table(client)
+    keys = []  # of every script call on a rate bucket (the store calls scripts of its own)
+    evalsha = backend.redis.evalsha
+
+    def counting(sha, count, *keys_and_args):
+        if count and str(keys_and_args[0]).startswith("cardroom:rate:"):
+            keys.append(keys_and_args[0])
+        return evalsha(sha, count, *keys_and_args)
+    monkeypatch.setattr(backend.redis, "evalsha", counting)
+    for _ in range(3):
+        assert client.get(table.path, headers=bearer(table.admin)).status_code == 200
+    assert keys == [f"cardroom:rate:token:{hash_token(table.admin)}"] * 3
+    refused = client.get(table.path, headers=bearer(table.admin))
+    assert_rate_limited(refused)
+    assert refused.get_json()["detail"].startswith("over this token's rate limit")
+    spray(client, table.path, 3, expect=403)
+    assert_rate_limited(client.get("/v1/games"))  # without a token: the address's bucket
+
+
+def test_the_block_ends_when_the_bucket_lets_the_next_request_in(limited):
+    client, _ = limited(general=Rate(3, 60))
+    clock = Clock()
+    client.application.extensions["limiter"].blocks.clock = clock
+    table = new_table(client)
+    spray(client, table.path, 3, expect=403)
+    retry_after = assert_rate_limited(client.get(table.path, headers=made_up()))
+    clock.now = retry_after - 1
+    assert_rate_limited(client.get(table.path, headers=bearer(table.auditor)))
+    clock.now = retry_after
+    assert client.get(table.path, headers=bearer(table.auditor)).status_code == 200
+
+
+def test_blocks_are_bounded_and_forget_the_expired():
+    clock = Clock()
+    blocks = Blocks(clock, size=2)
+    blocks.add("192.0.2.1", 10)
+    blocks.add("192.0.2.2", 30)
+    blocks.add("192.0.2.3", 30)  # past the size: the oldest goes
+    assert [blocks.seconds_left(a) for a in ("192.0.2.1", "192.0.2.2", "192.0.2.3")] == [
+        0, 30, 30]
+    clock.now = 30
+    blocks.add("192.0.2.4", 5)  # the expired go as another comes
+    assert blocks._until == {"192.0.2.4": 35}
 
 
 # --- table creation --------------------------------------------------------------
