@@ -54,6 +54,7 @@ def _observe(app: Flask) -> None:
         seconds = time.perf_counter() - g.started
         route = request.url_rule.rule if request.url_rule else metrics.UNMATCHED
         metrics.observe_request(route, request.method, response.status_code, seconds)
-        logs.log_request(route, response.status_code, seconds)
-        response.headers["X-Request-Id"] = logs.request_id()
+        request_id = logs.request_id()
+        logs.log_request(route, response.status_code, seconds, request_id)
+        response.headers["X-Request-Id"] = request_id
         return response

@@ -41,6 +41,7 @@ from service import auth
 from service.config import Rate
 from service.problems import ApiError, answer
 from service.room import hash_token
+from service.store import Script
 
 # Monitoring and documentation are never limited: probes and the reference always answer.
 EXEMPT_PATHS = frozenset({"/", "/healthz", "/metrics", "/docs", "/openapi.yaml",
@@ -86,7 +87,7 @@ class Limiter:
     def __init__(self, redis, general: Rate | None, tables: Rate | None):
         self.general, self.tables = general, tables
         self.blocks = Blocks()
-        self._script = redis.register_script(_GCRA_LUA)
+        self._script = Script(redis, _GCRA_LUA)
 
     def check(self) -> None:
         if request.path in EXEMPT_PATHS or request.endpoint == "static":

@@ -53,6 +53,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Protocol
 from uuid import uuid4
 
+from redis.exceptions import NoScriptError
+
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
 from service import metrics
 
@@ -265,6 +267,23 @@ return 1
 """
 
 
+class Script:
+    """A Lua script, called by its SHA1 straight through ``execute_command`` (redis-py's
+    ``Script`` checks its arguments on every call, at a cost near a tenth of the call's);
+    loaded on first use, and again when the server lost it (a restart, a failover)."""
+
+    def __init__(self, redis: Any, text: str):
+        self.redis, self.text = redis, text
+        self.sha = hashlib.sha1(text.encode()).hexdigest()
+
+    def __call__(self, keys: list[str], args: list) -> Any:
+        try:
+            return self.redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            self.redis.script_load(self.text)
+            return self.redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
 def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -274,11 +293,11 @@ class EventStore:
                  clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
                  new_id: Callable[[], str] = lambda: uuid4().hex):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
-        self._append_script = redis.register_script(_APPEND_LUA)
-        self._read_on_script = redis.register_script(_READ_ON_LUA)
-        self._index_owed_script = redis.register_script(_INDEX_OWED_LUA)
-        self._forget_owed_tables_script = redis.register_script(_FORGET_OWED_TABLES_LUA)
-        self._claim_owed_job_script = redis.register_script(_CLAIM_OWED_JOB_LUA)
+        self._append_script = Script(redis, _APPEND_LUA)
+        self._read_on_script = Script(redis, _READ_ON_LUA)
+        self._index_owed_script = Script(redis, _INDEX_OWED_LUA)
+        self._forget_owed_tables_script = Script(redis, _FORGET_OWED_TABLES_LUA)
+        self._claim_owed_job_script = Script(redis, _CLAIM_OWED_JOB_LUA)
 
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
         return [self._envelope(stream, fields)

@@ -255,13 +255,13 @@ def test_valid_tokens_never_count_against_their_address(limited, monkeypatch):
     client, backend = limited(general=Rate(3, 60))
     table = new_table(client)
     keys = []  # of every script call on a rate bucket (the store calls scripts of its own)
-    evalsha = backend.redis.evalsha
+    execute = backend.redis.execute_command
 
-    def counting(sha, count, *keys_and_args):
-        if count and str(keys_and_args[0]).startswith("cardroom:rate:"):
-            keys.append(keys_and_args[0])
-        return evalsha(sha, count, *keys_and_args)
-    monkeypatch.setattr(backend.redis, "evalsha", counting)
+    def counting(*command, **options):
+        if command[0] == "EVALSHA" and command[2] and str(command[3]).startswith("cardroom:rate:"):
+            keys.append(command[3])
+        return execute(*command, **options)
+    monkeypatch.setattr(backend.redis, "execute_command", counting)
     for _ in range(3):
         assert client.get(table.path, headers=bearer(table.admin)).status_code == 200
     assert keys == [f"cardroom:rate:token:{hash_token(table.admin)}"] * 3
