@@ -9,7 +9,7 @@ token nor ``Authorization`` reaches a log. Any other record written while a requ
 being answered (a store outage, say) carries that request's id.
 
 The request id is the client's ``X-Request-Id`` when it is sane (1 to 128 characters
-among letters, digits and ``-_.:+/=``), else a fresh uuid4 hex; every response echoes
+among letters, digits and ``-_.:+/=``), else 32 fresh random hex digits; every response echoes
 it in ``X-Request-Id``, and every problem+json body in ``request_id``.
 """
 
