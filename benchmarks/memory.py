@@ -2,6 +2,7 @@
 
 Run from the repository root:
     python benchmarks/memory.py [--tables 20] [--hands 10] [--players 3] [--game five-card-draw]
+                                [--archive]
 
 Starts a private ``redis-server`` on a free loopback port (it needs the binary), then
 plays, through the Flask app in this process (the same writes as ``cardroom serve``)
@@ -10,6 +11,8 @@ with the showdown jobs run here too, ``--hands`` hands on each of ``--tables`` t
 It reports ``INFO memory``'s ``used_memory`` before and after, and ``MEMORY USAGE key
 SAMPLES 0`` of every key, summed by kind (measured once the tables are seated, before
 any hand, and again after the hands), with ``XLEN`` of every stream for the events.
+With ``--archive`` it then archives every ended hand (``service.retention``, as
+``CARDROOM_ARCHIVE_AFTER=0`` would) and measures again: a hand's bytes before and after.
 """
 
 from __future__ import annotations
@@ -37,15 +40,19 @@ os.environ.update(TEST_KEYS)  # the showdown jobs run in this process
 from service.app import create_app  # noqa: E402
 from service.backend import Backend  # noqa: E402
 from service.config import Config  # noqa: E402
+from service.retention import archive_ended_hands  # noqa: E402
+from service.store import EventStore  # noqa: E402
 from tests.integration.client import choose_action  # noqa: E402
 
 KINDS = [  # (kind, pattern of its keys), first match wins
     ("table stream", r"^t:\{[^}]+\}:events$"),
     ("hand streams", r"^t:\{[^}]+\}:hand:\d+:events$"),
+    ("hand archives", r"^t:\{[^}]+\}:hand:\d+:archive$"),
     ("receipts", r"^t:\{[^}]+\}:hand:\d+:receipt$"),
     ("idempotency records (TTL 24 h)", r"^t:\{[^}]+\}:idem:"),
     ("other table keys", r"^t:\{"),
     ("RQ's keys (jobs kept 1 h; on RQ_REDIS_URL if set)", r"^rq:"),
+    ("`cardroom:ended-hands` (until archived)", r"^cardroom:ended-hands$"),
     ("other", r""),
 ]
 
@@ -56,6 +63,8 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=10)
     parser.add_argument("--players", type=int, default=3)
     parser.add_argument("--game", default="five-card-draw")
+    parser.add_argument("--archive", action="store_true",
+                        help="then archive every ended hand and measure again")
     args = parser.parse_args()
     binary = shutil.which("redis-server")
     if binary is None:
@@ -82,6 +91,9 @@ def measure(url: str, args) -> None:
     after = used_memory(redis)
     played = usage_by_kind(redis)
     report(args, before, after, seated, played, redis)
+    if args.archive:
+        archive_every_hand(redis)
+        report_archived(args, after, used_memory(redis), played, usage_by_kind(redis))
 
 
 def seated_table(http, args) -> dict:
@@ -170,6 +182,31 @@ def report(args, before: int, after: int, seated: dict, played: dict, redis) -> 
     print(f"- idempotency records, while they live (24 h): {idem:.0f} bytes per hand")
     print(f"- INFO memory used_memory: {before} before, {after} after: "
           f"{(after - before) / hands:.0f} bytes per hand, all included")
+
+
+def archive_every_hand(redis) -> None:
+    store = EventStore(redis)
+    while archive_ended_hands(store, 0.0, batch=1000):
+        pass
+
+
+def report_archived(args, played_memory: int, archived_memory: int, played: dict,
+                    archived: dict) -> None:
+    hands = args.tables * args.hands
+    streams = played["hand streams"]
+    print("\n## After archiving every ended hand\n\n| keys | keys, bytes |\n| --- | --- |")
+    for kind, _ in KINDS:
+        if archived[kind]["keys"]:
+            print(f"| {kind} | {archived[kind]['keys']}, {archived[kind]['bytes']} |")
+    stored = archived["hand streams"]["bytes"] + archived["hand archives"]["bytes"]
+    print(f"\n- a hand's events: {streams['bytes'] / hands:.0f} bytes as a stream, "
+          f"{stored / hands:.0f} bytes archived ({stored / streams['bytes']:.0%})")
+    kept = ("hand streams", "hand archives", "receipts")
+    print(f"- a hand kept for good (its events and its receipt; its 2 table events apart): "
+          f"{sum(played[k]['bytes'] for k in kept) / hands:.0f} bytes before, "
+          f"{sum(archived[k]['bytes'] for k in kept) / hands:.0f} after")
+    print(f"- INFO memory used_memory: {played_memory} before archiving, {archived_memory} "
+          f"after: {(played_memory - archived_memory) / hands:.0f} bytes per hand freed")
 
 
 def cpu_model() -> str:

@@ -11,8 +11,9 @@ the event store decodes itself.
 
 Embedded mode (``Config.redis_url`` is None) runs an in-process
 ``fakeredis.FakeServer`` with Lua (``fakeredis[lua]``). Its jobs run in a
-daemon thread that loops: sweep owed jobs (about once a second), drain the
-queue with an RQ worker in burst mode, then sleep until a job is enqueued on
+daemon thread that loops: sweep owed jobs and, with ``CARDROOM_ARCHIVE_AFTER``, ended
+hands to archive (``service.retention``; about once a second), drain the queue with an
+RQ worker in burst mode, then sleep until a job is enqueued on
 the backend's queue (which wakes it at once) or the next sweep is due. A
 blocking RQ worker would never wake on fakeredis from a thread, and RQ's signal
 handlers and SIGALRM job timeouts only work on the main thread, hence
@@ -112,6 +113,11 @@ def connect(url: str, *, cluster: bool = False) -> redis.Redis | RedisCluster:
                          socket_timeout=READ_TIMEOUT, retry=Retry(NoBackoff(), 1))
 
 
+def _module(name: str):
+    """``service.<name>``, imported when first swept (those modules import this one)."""
+    return importlib.import_module(f"service.{name}")
+
+
 class _ThreadWorker(SimpleWorker):
     """An RQ worker safe to run off the main thread: no signals, timer timeouts."""
 
@@ -147,7 +153,7 @@ class Backend:
                                   enqueued=self.job_enqueued)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._sweep_error: str | None = None
+        self._sweep_errors: dict[str, str] = {}  # task name -> its last failure, logged
         self._sweep_outage = Outage(log, "the sweeper tries again every second")
 
     @classmethod
@@ -167,19 +173,29 @@ class Backend:
             return False
 
     def sweep(self) -> None:
-        """Call ``service.jobs.enqueue_owed_jobs``; log a new failure (an outage of the
-        store once), never raise."""
+        """Call ``service.jobs.enqueue_owed_jobs`` and, with ``Config.archive_after`` set,
+        ``service.retention.archive_ended_hands`` (each whether or not the other failed);
+        log a new failure of each (an outage of the store once), never raise."""
+        tasks = {"enqueue_owed_jobs": lambda: _module("jobs").enqueue_owed_jobs(self)}
+        if self.config.archive_after is not None:
+            tasks["archive_ended_hands"] = lambda: _module("retention").archive_ended_hands(
+                _module("store").EventStore(self.redis), self.config.archive_after)
+        if all([self._sweep_task(name, task) for name, task in tasks.items()]):
+            self._sweep_outage.up()
+
+    def _sweep_task(self, name: str, task) -> bool:
+        """Run one task of the sweep; False if it failed (logged once until it changes)."""
         try:
-            importlib.import_module("service.jobs").enqueue_owed_jobs(self)
+            task()
         except Exception as exc:
             if store_unavailable(exc):
                 self._sweep_outage.down(exc)
-            elif repr(exc) != self._sweep_error:
-                log.exception("enqueue_owed_jobs failed (logged once until it changes)")
-                self._sweep_error = repr(exc)
-            return
-        self._sweep_outage.up()
-        self._sweep_error = None
+            elif repr(exc) != self._sweep_errors.get(name):
+                log.exception("%s failed (logged once until it changes)", name)
+                self._sweep_errors[name] = repr(exc)
+            return False
+        self._sweep_errors.pop(name, None)
+        return True
 
     def run_jobs(self) -> bool:
         """Run every queued job in the calling thread; True if any ran."""

@@ -7,10 +7,14 @@ fakeredis server and a worker thread. Everything else has a default, so
 ``REDIS_URL`` holds the events; with ``REDIS_CLUSTER=true`` it names one node of a
 Redis Cluster. ``RQ_REDIS_URL`` is the job queue's Redis (RQ does not support
 Cluster): it defaults to ``REDIS_URL`` and is required with a cluster.
+
+``CARDROOM_ARCHIVE_AFTER`` (seconds, unset: off) has the sweepers compact each hand that
+ended at least that long ago (``service.retention``).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -43,6 +47,7 @@ class Config:
     table_rate_limit: Rate | None = None  # CARDROOM_TABLE_RATE_LIMIT=N/S, new tables per address
     redis_cluster: bool = False  # REDIS_CLUSTER=true: REDIS_URL is a node of a Redis Cluster
     rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
+    archive_after: float | None = None  # CARDROOM_ARCHIVE_AFTER, seconds; None = never
 
     def __post_init__(self):
         if self.redis_cluster and not self.redis_url:
@@ -96,6 +101,7 @@ class Config:
             table_rate_limit=_rate(environ, "CARDROOM_TABLE_RATE_LIMIT"),
             redis_cluster=_flag(environ, "REDIS_CLUSTER"),
             rq_redis_url=environ.get("RQ_REDIS_URL") or None,
+            archive_after=_seconds(environ, "CARDROOM_ARCHIVE_AFTER"),
         )
 
 
@@ -135,6 +141,14 @@ def _number(environ: Mapping[str, str], name: str, kind: type, default):
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {raw!r}")
+    return value
+
+
+def _seconds(environ: Mapping[str, str], name: str) -> float | None:
+    """A number of seconds from 0 (finite); unset or empty: None (off)."""
+    value = _number(environ, name, float, None)
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number of seconds, got {environ[name]!r}")
     return value
 
 

@@ -10,7 +10,9 @@ Counted where it happens, in the process where it happens:
 - showdown jobs by outcome, their duration and their age (from their last enqueue to
   their start), by whatever runs them (``showdown_job``): the job thread of the API
   process in embedded mode, else the ``cardroom worker`` processes;
-- SSE streams open (``service.live.StreamSlots``), by the API.
+- SSE streams open (``service.live.StreamSlots``), by the API;
+- ended hands archived (``service.retention``), by whatever sweeps: the ``cardroom
+  worker`` processes, or the job thread of the API process in embedded mode.
 
 Owed jobs are not counted but read from Redis at scrape time (``OwedJobs``).
 
@@ -63,6 +65,8 @@ SHOWDOWN_JOB_SECONDS = Histogram("cardroom_showdown_job_duration_seconds",
 SHOWDOWN_JOB_AGE = Histogram("cardroom_showdown_job_age_seconds",
                              "Time from a showdown job's (last) enqueue to its start",
                              buckets=_LATENCY_BUCKETS)
+HANDS_ARCHIVED = Counter("cardroom_hands_archived",
+                         "Ended hands whose stream this process replaced by its archive")
 SSE_STREAMS_OPEN = Gauge("cardroom_sse_streams_open", "Server-sent event streams open",
                          multiprocess_mode="livesum")
 

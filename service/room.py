@@ -267,7 +267,8 @@ class Cardroom(Reads):
                          table.head_hash),
              StreamWrite(stream, 0, sealed(imported.events, imported.game), fairness.GENESIS_HASH)],
             actor="import", command_id=client_key and client_key.key, idempotency=idem,
-            answer=body, also_set=self._receipt(table_id, hand_no, stream, ended))
+            answer=body, also_set=self._receipt(table_id, hand_no, stream, ended),
+            ends_hand=hand_no)
         return body
 
     def _once(self, idem: Idempotency | None, attempt: Callable[[], dict],
@@ -319,7 +320,7 @@ class Cardroom(Reads):
 
     def _append_hand(self, table_id, hand_no, now: Snapshot, events, **append_args):
         """Append a hand's events; when they end the hand, with the table's ``HandSettled``
-        and the signed receipt; when they lead to the showdown, with the job owed (and
+        and the signed receipt (and indexed for ``service.retention``); when they lead to the showdown, with the job owed (and
         when they settle it, paid). ``now``: the table and hand the events were decided on."""
         stream = hand_stream(table_id, hand_no)
         hand = now.the_hand()
@@ -336,7 +337,8 @@ class Cardroom(Reads):
                                       table.head_hash))
         written = self.store.append(
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
-            also_set=ended and self._receipt(table_id, hand_no, stream, ended), **append_args)
+            also_set=ended and self._receipt(table_id, hand_no, stream, ended),
+            ends_hand=hand_no if ended is not None else None, **append_args)
         if owed:
             self._enqueue(table_id, hand_no)
         return written

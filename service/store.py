@@ -6,6 +6,9 @@ script may touch all of them, also on Redis Cluster):
     t:{<table_id>}:events               table stream
     t:{<table_id>}:hand:<n>:events      one stream per hand
     t:{<table_id>}:hand:<n>:receipt     the signed receipt of an ended hand
+    t:{<table_id>}:hand:<n>:archive     an ended hand's stream, compacted (``service.retention``):
+                                        every entry as stored, as JSON, zlib-compressed;
+                                        it replaces the stream (never both)
     t:{<table_id>}:idem:<sha256>        remembered command (TTL 24 h): its request's
                                         fingerprint and a small answer (never a secret);
                                         sha256 hex of ``scope + "\\0" + key``
@@ -13,6 +16,8 @@ script may touch all of them, also on Redis Cluster):
                                         (or was last re-enqueued by the sweeper)
     cardroom:owed-tables                sorted set: table id -> Redis TIME; the tables that
                                         may owe a job (global: never written by the script)
+    cardroom:ended-hands                sorted set: ``<table_id>:<hand_no>`` -> Redis TIME; the
+                                        hands that ended and are not archived yet (global)
 
 A stream entry has the explicit ID ``0-<version>`` and flat fields ``type``, ``data``
 (canonical JSON), ``version``, ``event_id``, ``occurred_at``, ``actor``,
@@ -42,12 +47,20 @@ cannot write it: ``append`` writes it just before the script runs (a crash after
 script still leaves the table indexed) and again just after it succeeded (an entry
 the sweeper removed meanwhile is back). See ``EventStore.forget_owed_tables`` for why
 the sweeper never loses an entry that an append in flight still needs.
+``cardroom:ended-hands`` is written the same way, before and after the script of a write
+that ends a hand (``append(..., ends_hand=n)``).
+
+An archived hand reads as its stream did: ``read`` and ``read_on`` fall back on the
+archive, in the same script call, when the stream is gone (``_unpacked``). An append to
+it is refused as a conflict: the script sees no stream (length 0) where the writer
+expected its last version.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol
@@ -59,8 +72,10 @@ from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelo
 from service import metrics
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
+ENDED_HANDS_KEY = "cardroom:ended-hands"
 IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60
 _TAG = re.compile(r"^t:\{([^{}]+)\}:")
+_HAND_STREAM = re.compile(r"^(t:\{[^{}]+\}:hand:\d+):events$")
 
 
 def _tag(table_id: str) -> str:
@@ -80,6 +95,16 @@ def hand_stream(table_id: str, hand_no: int) -> str:
 
 def receipt_key(table_id: str, hand_no: int) -> str:
     return f"{_tag(table_id)}:hand:{int(hand_no)}:receipt"
+
+
+def archive_key(table_id: str, hand_no: int) -> str:
+    return f"{_tag(table_id)}:hand:{int(hand_no)}:archive"
+
+
+def archive_of(stream: str) -> str | None:
+    """The archive key of a hand's stream; None for a table's stream (never archived)."""
+    match = _HAND_STREAM.match(stream)
+    return f"{match.group(1)}:archive" if match else None
 
 
 def idempotency_key(table_id: str, scope: str, key: str) -> str:
@@ -214,38 +239,68 @@ return {'ok'}
 """
 
 
-# KEYS: streams (of one table); ARGV: per stream, the version a reader holds and the hash
-# of its last event.  Per stream: {version, entries after it}, or {0, every entry} when
-# the stream no longer has that event there (it was shortened or rewritten).
+# KEYS: streams (of one table), then the archive keys of some of them; ARGV: per stream,
+# the version a reader holds, the hash of its last event ('': read on from that version
+# unchecked, as ``read`` does), and where its archive is in KEYS (0: it has none).  Per
+# stream: {version, entries after it}, or {0, every entry} when the stream no longer has
+# that event there (it was shortened or rewritten), or {-1, the archive} when the stream
+# is gone and its archive is there.
 _READ_ON_LUA = """
 local out = {}
-for i, key in ipairs(KEYS) do
-  local version, from = tonumber(ARGV[2 * i - 1]), '-'
-  if version > 0 then
+for i = 1, #ARGV / 3 do
+  local key, version, wanted, from = KEYS[i], tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1], '-'
+  if version > 0 and wanted == '' then
+    from = '(0-' .. version
+  elseif version > 0 then
     local head, hash = redis.call('XRANGE', key, '0-' .. version, '0-' .. version)[1], nil
     if head then
       for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
     end
-    if hash == ARGV[2 * i] then from = '(0-' .. version else version = 0 end
+    if hash == wanted then from = '(0-' .. version else version = 0 end
   end
-  out[i] = {version, redis.call('XRANGE', key, from, '+')}
+  local entries, archive = redis.call('XRANGE', key, from, '+'), tonumber(ARGV[3 * i])
+  if #entries == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
+    local blob = redis.call('GET', KEYS[archive])
+    if blob then out[i] = {-1, blob} end
+  end
+  out[i] = out[i] or {version, entries}
 end
 return out
 """
 
+# KEYS: a hand's stream, its archive; ARGV: the stream's length and head hash as the
+# archiver read it, and the archive.  Replaces the stream by the archive if the stream
+# still has that length and head; else writes nothing.
+_ARCHIVE_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[2]) == 1 then return 'gone' end
+  return 'missing'
+end
+local top, hash = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1], nil
+if top then
+  for j = 1, #top[2], 2 do if top[2][j] == 'hash' then hash = top[2][j + 1] end end
+end
+if redis.call('XLEN', KEYS[1]) ~= tonumber(ARGV[1]) or hash ~= ARGV[2] then
+  return 'changed'
+end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('DEL', KEYS[1])
+return 'archived'
+"""
 
-# One key each (the global index, or one table's owed set): safe on Redis Cluster.
-# KEYS: owed-tables index; ARGV: table id.  Scores the table with Redis TIME.
-_INDEX_OWED_LUA = """
+
+# One key each (a global index, or one table's owed set): safe on Redis Cluster.
+# KEYS: an index (owed tables, ended hands); ARGV: member.  Scores it with Redis TIME.
+_INDEX_LUA = """
 local now = redis.call('TIME')
 redis.call('ZADD', KEYS[1], now[1] + now[2] / 1000000, ARGV[1])
 return 1
 """
 
-# KEYS: owed-tables index; ARGV: cutoff, table ids.  Removes each table's entry only if
-# it is still at most ``cutoff`` (an append that re-indexed the table since keeps it);
-# how many it removed.  (One call, not a pipeline: Redis Cluster pipelines refuse EVALSHA.)
-_FORGET_OWED_TABLES_LUA = """
+# KEYS: an index; ARGV: cutoff, members.  Removes each member's entry only if it is
+# still at most ``cutoff`` (an append that re-indexed it since keeps it); how many it
+# removed.  (One call, not a pipeline: Redis Cluster pipelines refuse EVALSHA.)
+_FORGET_INDEXED_LUA = """
 local removed, cutoff = 0, tonumber(ARGV[1])
 for i = 2, #ARGV do
   local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
@@ -295,29 +350,57 @@ class EventStore:
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self._append_script = Script(redis, _APPEND_LUA)
         self._read_on_script = Script(redis, _READ_ON_LUA)
-        self._index_owed_script = Script(redis, _INDEX_OWED_LUA)
-        self._forget_owed_tables_script = Script(redis, _FORGET_OWED_TABLES_LUA)
+        self._archive_script = Script(redis, _ARCHIVE_LUA)
+        self._index_owed_script = Script(redis, _INDEX_LUA)
+        self._index_ended_script = Script(redis, _INDEX_LUA)
+        self._forget_indexed_script = Script(redis, _FORGET_INDEXED_LUA)
         self._claim_owed_job_script = Script(redis, _CLAIM_OWED_JOB_LUA)
 
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
-        return [self._envelope(stream, fields)
-                for _, fields in self.redis.xrange(stream, f"0-{after + 1}", "+")]
+        """The events after version ``after``; of an archived hand, from its archive (in
+        the same round trip: ``_READ_ON_LUA``, a script every reader has loaded already)."""
+        archive = archive_of(stream)
+        if archive is None:
+            return [self._envelope(stream, fields)
+                    for _, fields in self.redis.xrange(stream, f"0-{after + 1}", "+")]
+        ((kind, entries),) = self._read_on_script(keys=[stream, archive],
+                                                  args=[str(after), "", "2"])
+        if kind < 0:
+            entries = _after(_unpacked(entries), after)
+        return [self._envelope(stream, _pairs(fields)) for _, fields in entries]
 
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
         ``(version, the events after it)``, or ``(0, every event)`` when the stream no
-        longer has that head (it was shortened or rewritten). One round trip."""
-        args = [str(item) for _, version, head_hash in heads for item in (version, head_hash)]
-        replies = self._read_on_script(keys=[stream for stream, _, _ in heads], args=args)
-        return [(int(version), [self._envelope(stream, _pairs(fields)) for _, fields in entries])
-                for (stream, _, _), (version, entries) in zip(heads, replies)]
+        longer has that head (it was shortened or rewritten). One round trip; an archived
+        hand reads the same from its archive (its head checked here rather than in Lua)."""
+        keys, args = [stream for stream, _, _ in heads], []
+        for stream, version, head_hash in heads:
+            archive = archive_of(stream)
+            if archive is not None:
+                keys.append(archive)
+            args += [str(version), head_hash, str(len(keys)) if archive else "0"]
+        replies = self._read_on_script(keys=keys, args=args)
+        return [self._read_on(head, int(version), entries)
+                for head, (version, entries) in zip(heads, replies)]
+
+    def _read_on(self, head: tuple[str, int, str], version: int, entries: list,
+                 ) -> tuple[int, list[Envelope]]:
+        """One stream's reply to ``_READ_ON_LUA`` (version -1: the archive) as envelopes."""
+        stream, held, head_hash = head
+        if version < 0:
+            entries = _unpacked(entries)
+            version = held if held and _hash_in(entries, held) == head_hash else 0
+            entries = _after(entries, version)
+        return version, [self._envelope(stream, _pairs(fields)) for _, fields in entries]
 
     def version(self, stream: str) -> int:
         return int(self.redis.xlen(stream))
 
     def wait(self, stream: str, after: int, timeout: float) -> list[Envelope]:
         """The envelopes after version ``after``, waiting up to ``timeout`` seconds for one to
-        be appended (a blocking ``XREAD``: Redis wakes the caller, nothing polls); [] if none."""
+        be appended (a blocking ``XREAD``: Redis wakes the caller, nothing polls); [] if none.
+        Never called for an ended hand (nothing follows its end), so never for an archive."""
         reply = self.redis.xread({stream: f"0-{after}"}, block=max(1, round(timeout * 1000)))
         entries = reply[0][1] if reply else []
         return [self._envelope(stream, fields) for _, fields in entries]
@@ -335,9 +418,11 @@ class EventStore:
                owe_job: tuple[str, str] | None = None,
                settle_job: tuple[str, str] | None = None,
                also_set: Callable[[dict[str, list[Envelope]]], dict[str, str]] | None = None,
-               ) -> dict[str, list[Envelope]]:
+               ends_hand: int | None = None) -> dict[str, list[Envelope]]:
         """Append atomically. ``answer`` is what a retry with the same key gets back;
-        ``also_set`` gives, from the new envelopes, other keys of the table to set with them."""
+        ``also_set`` gives, from the new envelopes, other keys of the table to set with them;
+        ``ends_hand``: the number of the table's hand these events end (indexed in
+        ``cardroom:ended-hands`` for ``service.retention``, before and after the script)."""
         tables = {table_of(w.stream) for w in writes}
         tables |= {str(t[0]) for t in (owe_job, settle_job) if t is not None}
         if idempotency is not None:
@@ -383,10 +468,14 @@ class EventStore:
                 GENESIS_HASH, str(len(writes)), *stream_args, *extra.values()]
         if owe_job:
             self.index_owed_table(table)  # before: a crash after the script stays indexed
+        if ends_hand is not None:
+            self.index_ended_hand(table, ends_hand)  # the same, for the archiver
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
         if owe_job and status == "ok":
             self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
+        if ends_hand is not None and status == "ok":
+            self.index_ended_hand(table, ends_hand)  # after: scored once the hand has ended
         if status == "duplicate":
             raise DuplicateCommand(json.loads(_s(result[1])))
         if status == "conflict":
@@ -455,8 +544,44 @@ class EventStore:
         """
         if not table_ids:
             return 0
-        return int(self._forget_owed_tables_script(
+        return int(self._forget_indexed_script(
             keys=[OWED_TABLES_KEY], args=[repr(cutoff), *map(str, table_ids)]))
+
+    def index_ended_hand(self, table_id: str, hand_no: int) -> None:
+        """Put ``<table_id>:<hand_no>`` in ``cardroom:ended-hands`` at the current Redis TIME."""
+        self._index_ended_script(keys=[ENDED_HANDS_KEY], args=[f"{table_id}:{int(hand_no)}"])
+
+    def ended_hands(self, cutoff: float, limit: int) -> list[tuple[str, int]]:
+        """Up to ``limit`` indexed hands whose entry is at most ``cutoff``, oldest first, as
+        ``(table_id, hand_no)``."""
+        members = self.redis.zrangebyscore(ENDED_HANDS_KEY, "-inf", repr(cutoff),
+                                           start=0, num=limit)
+        return [(table_id, int(hand_no))
+                for table_id, _, hand_no in (_s(m).rpartition(":") for m in members)]
+
+    def forget_ended_hands(self, hands: list[tuple[str, int]], cutoff: float) -> int:
+        """Remove each hand's index entry if it is still at most ``cutoff`` (a write that
+        ended the hand since, and indexed it anew, keeps it); how many (one round trip)."""
+        if not hands:
+            return 0
+        return int(self._forget_indexed_script(
+            keys=[ENDED_HANDS_KEY],
+            args=[repr(cutoff), *(f"{table_id}:{hand_no}" for table_id, hand_no in hands)]))
+
+    def archive_hand(self, table_id: str, hand_no: int) -> str:
+        """Replace an ended hand's stream by its archive: ``archived``; ``gone`` if it is
+        archived already; ``not_ended`` if its last event is not ``HandEnded`` (or it has
+        no stream nor archive); ``changed`` if the stream moved on between the read and the
+        script (then nothing was written). Two round trips: the read, and one script that
+        swaps the keys only if the stream still has the length and head hash read."""
+        stream, archive = hand_stream(table_id, hand_no), archive_key(table_id, hand_no)
+        entries = self.redis.xrange(stream)
+        if not entries or _pairs_of(entries[-1]).get("type") != "HandEnded":
+            return "gone" if not entries and self.redis.exists(archive) else "not_ended"
+        head_hash = _pairs_of(entries[-1])["hash"]
+        outcome = _s(self._archive_script(keys=[stream, archive],
+                                          args=[len(entries), head_hash, _packed(entries)]))
+        return "not_ended" if outcome == "missing" else outcome
 
     def keep_owed_table(self, table_id: str, due: float) -> None:
         """Move the table's index entry forward to ``due`` (never back): the sweeper looks
@@ -493,10 +618,41 @@ class EventStore:
                         openings=openings)
 
 
+def _pairs_of(entry: tuple) -> dict[str, str]:
+    """An ``XRANGE`` entry's fields, decoded."""
+    return {_s(k): _s(v) for k, v in entry[1].items()}
+
+
 def _pairs(flat: list) -> dict:
     """A stream entry's fields as a script returns them (a flat list), as a dict."""
     items = iter(flat)
     return dict(zip(items, items))
+
+
+def _packed(entries: list) -> bytes:
+    """A stream's entries (``XRANGE``'s reply) as an archive: ``[[id, [field, value, ...]],
+    ...]`` in JSON, every field as stored and in its order, zlib-compressed."""
+    flat = [[_s(entry_id), [_s(item) for pair in fields.items() for item in pair]]
+            for entry_id, fields in entries]
+    return zlib.compress(json.dumps(flat, ensure_ascii=False, separators=(",", ":")).encode(), 9)
+
+
+def _unpacked(blob: bytes) -> list:
+    """An archive's entries, shaped as a script returns a stream's: ``[id, flat fields]``."""
+    return json.loads(zlib.decompress(blob))
+
+
+def _version_of(entry_id: bytes | str) -> int:
+    return int(_s(entry_id).split("-")[1])
+
+
+def _after(entries: list, version: int) -> list:
+    return [entry for entry in entries if _version_of(entry[0]) > version]
+
+
+def _hash_in(entries: list, version: int) -> str | None:
+    return next((_pairs(fields).get("hash") for entry_id, fields in entries
+                 if _version_of(entry_id) == version), None)
 
 
 def _context(stream: str, version: int) -> str:

@@ -6,7 +6,8 @@ settles hands in the events' (``REDIS_URL``, a Redis Cluster node with
 
 It listens on the cardroom queue in the main thread and runs each job in
 process (``SimpleWorker``: no fork, so SIGKILL leaves no orphaned job
-process behind). A daemon sweeper thread calls ``enqueue_owed_jobs`` about
+process behind). A daemon sweeper thread calls ``enqueue_owed_jobs`` (and, with
+``CARDROOM_ARCHIVE_AFTER``, archives ended hands: ``service.retention``) about
 once a second, which also keeps this worker marked alive (``backend.worker_name``;
 see ``service.jobs``), so that a job it is running is not taken for lost.
 SIGTERM or SIGINT stops it after the current job (a second one stops it at

@@ -1,0 +1,61 @@
+"""Retention: ended hands compacted in Redis (``CARDROOM_ARCHIVE_AFTER``), never lost.
+
+Once a hand has ended and ``Config.archive_after`` seconds have passed (by Redis TIME),
+a sweep replaces its stream by one string key, ``t:{<table>}:hand:<n>:archive``: every
+entry as stored (ids, every field, the encrypted openings), as JSON compressed with zlib,
+about a third of the stream's memory. Its receipt stays as it is. The event store reads
+an archived hand as it read its stream (``EventStore.read`` and ``read_on``), so every
+read of it answers exactly as before.
+
+Which hands: every write that ends a hand indexes it in ``cardroom:ended-hands``
+(``EventStore.append(..., ends_hand=n)``), whether the setting is on or not. One ZADD per
+hand, written before and after the append's script like the owed-tables index, costs
+little, and so a setting turned on later compacts the hands that ended before too (the
+index holds about a hundred bytes per hand while the setting is off).
+
+Who: every sweep (``Backend.sweep``: the sweeper thread of each ``cardroom worker``, or
+the embedded job thread) calls ``archive_ended_hands``, which takes up to ``BATCH`` of
+the oldest entries older than the setting and archives each (``EventStore.archive_hand``:
+it reads the stream, then one script swaps the keys only if the stream still has that
+length and head hash). Racing sweepers archive a hand once: the other finds the stream
+gone and the archive there. An entry whose hand has not ended (a write that indexed it,
+then failed) is dropped, only if no write indexed it again since: the write that ends
+the hand indexes it anew. A hand that fails for another reason keeps its entry, the
+others of the batch go on, and the first failure is raised at the end, for the sweep to
+log once and to try again next time.
+"""
+
+from __future__ import annotations
+
+from service import metrics
+from service.backend import store_unavailable
+from service.store import EventStore
+
+BATCH = 100  # hands archived per sweep, at most (about two round trips each)
+
+
+def archive_ended_hands(store: EventStore, archive_after: float | None,
+                        batch: int = BATCH) -> int:
+    """Archive up to ``batch`` hands that ended at least ``archive_after`` seconds ago (by
+    Redis TIME); how many this call archived. Nothing when ``archive_after`` is None."""
+    if archive_after is None:
+        return 0
+    cutoff = store.redis_time() - archive_after
+    archived, settled, failure = 0, [], None
+    for table_id, hand_no in store.ended_hands(cutoff, batch):
+        try:
+            outcome = store.archive_hand(table_id, hand_no)
+        except Exception as error:
+            if store_unavailable(error):
+                raise
+            failure = failure or error
+            continue
+        if outcome == "archived":
+            archived += 1
+            metrics.HANDS_ARCHIVED.inc()
+        if outcome != "changed":  # changed: it moved on since the read; next sweep
+            settled.append((table_id, hand_no))
+    store.forget_ended_hands(settled, cutoff)
+    if failure is not None:
+        raise failure
+    return archived
