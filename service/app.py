@@ -33,7 +33,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.extensions["streams"] = StreamSlots(backend.config.max_streams)
     keys = backend.config.keys()
     app.extensions["cardroom"] = Cardroom(
-        EventStore(backend.redis, keys), keys, lambda table_id, hand_no: jobs.enqueue_showdown(
+        EventStore(backend.redis, keys, index_ended=backend.config.archive_after is not None),
+        keys, lambda table_id, hand_no: jobs.enqueue_showdown(
             backend.queue, table_id, hand_no))
     for blueprint in (meta, tables, hands, imports):
         app.register_blueprint(blueprint)

@@ -61,7 +61,8 @@ def settle_showdown(table_id: str, hand_no: int) -> bool:
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
     config = Config.from_env()
     keys = config.keys()
-    cardroom = Cardroom(EventStore(_events_client(config, job), keys), keys, None)
+    cardroom = Cardroom(EventStore(_events_client(config, job), keys,
+                                   index_ended=config.archive_after is not None), keys, None)
     return metrics.showdown_job(job.enqueued_at,
                                 lambda: cardroom.settle_showdown(table_id, hand_no))
 

@@ -7,20 +7,20 @@ about a third of the stream's memory. Its receipt stays as it is. The event stor
 an archived hand as it read its stream (``EventStore.read`` and ``read_on``), so every
 read of it answers exactly as before.
 
-Which hands: every write that ends a hand indexes it in ``cardroom:ended-hands``
-(``EventStore.append(..., ends_hand=n)``), whether the setting is on or not. One ZADD per
-hand, written before and after the append's script like the owed-tables index, costs
-little, and so a setting turned on later compacts the hands that ended before too (the
-index holds about a hundred bytes per hand while the setting is off).
+Which hands: with the setting on, every write that ends a hand (an action, the showdown
+job, a PHH import) indexes it in ``cardroom:ended-hands`` just after its script
+(``EventStore.append(..., ends_hand=n)``; one more round trip, once a hand). So the API
+processes and the workers need the setting alike, and hands that ended while it was off
+stay streams: an index kept with the setting off would grow by a hundred bytes a hand for
+good. A crash between the script and the index leaves that hand a stream, losing nothing.
 
 Who: every sweep (``Backend.sweep``: the sweeper thread of each ``cardroom worker``, or
 the embedded job thread) calls ``archive_ended_hands``, which takes up to ``BATCH`` of
 the oldest entries older than the setting and archives each (``EventStore.archive_hand``:
 it reads the stream, then one script swaps the keys only if the stream still has that
 length and head hash). Racing sweepers archive a hand once: the other finds the stream
-gone and the archive there. An entry whose hand has not ended (a write that indexed it,
-then failed) is dropped, only if no write indexed it again since: the write that ends
-the hand indexes it anew. A hand that fails for another reason keeps its entry, the
+gone and the archive there. An entry whose hand has not ended (a hand whose events were
+rewritten since) is dropped. A hand that fails for another reason keeps its entry, the
 others of the batch go on, and the first failure is raised at the end, for the sweep to
 log once and to try again next time.
 """

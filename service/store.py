@@ -47,8 +47,9 @@ cannot write it: ``append`` writes it just before the script runs (a crash after
 script still leaves the table indexed) and again just after it succeeded (an entry
 the sweeper removed meanwhile is back). See ``EventStore.forget_owed_tables`` for why
 the sweeper never loses an entry that an append in flight still needs.
-``cardroom:ended-hands`` is written the same way, before and after the script of a write
-that ends a hand (``append(..., ends_hand=n)``).
+``cardroom:ended-hands`` is written only after the script of a write that ends a hand
+(``append(..., ends_hand=n)``, when the store was made with ``index_ended``): a crash in
+between leaves that hand a stream, which loses nothing.
 
 An archived hand reads as its stream did: ``read`` and ``read_on`` fall back on the
 archive, in the same script call, when the stream is gone (``_unpacked``). An append to
@@ -346,8 +347,9 @@ def _s(value: bytes | str) -> str:
 class EventStore:
     def __init__(self, redis: Any, cipher: Cipher | None = None, *,
                  clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-                 new_id: Callable[[], str] = lambda: uuid4().hex):
+                 new_id: Callable[[], str] = lambda: uuid4().hex, index_ended: bool = False):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
+        self.index_ended = index_ended  # index ended hands for the archiver (retention on)
         self._append_script = Script(redis, _APPEND_LUA)
         self._read_on_script = Script(redis, _READ_ON_LUA)
         self._archive_script = Script(redis, _ARCHIVE_LUA)
@@ -421,8 +423,8 @@ class EventStore:
                ends_hand: int | None = None) -> dict[str, list[Envelope]]:
         """Append atomically. ``answer`` is what a retry with the same key gets back;
         ``also_set`` gives, from the new envelopes, other keys of the table to set with them;
-        ``ends_hand``: the number of the table's hand these events end (indexed in
-        ``cardroom:ended-hands`` for ``service.retention``, before and after the script)."""
+        ``ends_hand``: the number of the table's hand these events end (with ``index_ended``,
+        indexed in ``cardroom:ended-hands`` for ``service.retention`` once the script wrote)."""
         tables = {table_of(w.stream) for w in writes}
         tables |= {str(t[0]) for t in (owe_job, settle_job) if t is not None}
         if idempotency is not None:
@@ -468,14 +470,12 @@ class EventStore:
                 GENESIS_HASH, str(len(writes)), *stream_args, *extra.values()]
         if owe_job:
             self.index_owed_table(table)  # before: a crash after the script stays indexed
-        if ends_hand is not None:
-            self.index_ended_hand(table, ends_hand)  # the same, for the archiver
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
         if owe_job and status == "ok":
             self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
-        if ends_hand is not None and status == "ok":
-            self.index_ended_hand(table, ends_hand)  # after: scored once the hand has ended
+        if ends_hand is not None and self.index_ended and status == "ok":
+            self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
         if status == "duplicate":
             raise DuplicateCommand(json.loads(_s(result[1])))
         if status == "conflict":

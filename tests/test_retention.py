@@ -26,6 +26,21 @@ HOUR = 3600.0
 
 
 @pytest.fixture
+def fake_backend(request, monkeypatch):
+    """An embedded backend with the setting on (an hour: nothing is old enough unless a
+    test archives with a cutoff of its own; a test may give another, None for off); its
+    jobs read the setting from the environment, as a worker does."""
+    after = getattr(request, "param", HOUR)
+    if after is None:
+        monkeypatch.delenv("CARDROOM_ARCHIVE_AFTER", raising=False)
+    else:
+        monkeypatch.setenv("CARDROOM_ARCHIVE_AFTER", str(after))
+    backend = Backend.from_config(Config(archive_after=after))
+    yield backend
+    backend.stop_worker_thread()
+
+
+@pytest.fixture
 def store(fake_backend):
     return EventStore(fake_backend.redis)
 
@@ -253,8 +268,10 @@ def test_cardroom_refuses_to_start_with_a_malformed_setting(cardroom_process):
     assert "CARDROOM_ARCHIVE_AFTER" in proc.log_path.read_text()
 
 
-def test_a_write_that_ends_a_hand_indexes_it_before_and_after_its_script(store):
+def test_a_write_that_ends_a_hand_indexes_it_after_its_script_with_the_setting_on(
+        fake_backend):
     calls = []
+    store = EventStore(fake_backend.redis, index_ended=True)
     append, index = store._append_script, store._index_ended_script
 
     def spy(name, fn):
@@ -268,10 +285,19 @@ def test_a_write_that_ends_a_hand_indexes_it_before_and_after_its_script(store):
     calls.clear()
     store.append([StreamWrite(hand_stream("t1", 1), 1, [NewEvent("HandEnded", {})])],
                  actor="x", ends_hand=1)
-    assert calls == ["index", "script", "index"]
+    assert calls == ["script", "index"]
     assert store.ended_hands(float("inf"), 10) == [("t1", 1)]
-    calls.clear()  # a failed write: indexed before only (the archiver drops the entry)
+    calls.clear()  # a failed write is not indexed
     with pytest.raises(VersionConflict):
         store.append([StreamWrite(hand_stream("t1", 2), 5, [NewEvent("HandEnded", {})])],
                      actor="x", ends_hand=2)
-    assert calls == ["index", "script"]
+    assert calls == ["script"]
+
+
+@pytest.mark.parametrize("fake_backend", [None], indirect=True)
+def test_with_the_setting_off_no_hand_is_indexed(client, fake_backend, table):
+    """Neither the API nor the showdown job index a hand when the setting is off: the
+    index would grow for good."""
+    hands = played(client, fake_backend, table)
+    assert all(fake_backend.redis.exists(hand_stream(table["id"], n)) for n in hands)
+    assert fake_backend.redis.zcard(ENDED_HANDS_KEY) == 0
