@@ -5,7 +5,8 @@ and joins them with ``redis-cli --cluster create`` (``tests.processes.RedisClust
 plain ``redis-server`` for RQ, ``cardroom serve --workers 2`` with ``REDIS_CLUSTER=true``
 and two ``cardroom worker`` processes. It plays hands on tables whose keys lie on
 different masters, each to the end through the HTTP API, and asks every node which keys
-it holds; the workers' sweepers clear the owed index on the cluster. Then it stops the
+it holds; the workers' sweepers clear the owed index on the cluster and archive the
+ended hands (``CARDROOM_ARCHIVE_AFTER``), which read as before. Then it stops the
 cluster: the API answers 503. Skipped without ``redis-server`` or ``redis-cli``; under
 ``CI=true`` it fails.
 """
@@ -20,7 +21,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster as ClusterClient
 
-from service.store import OWED_TABLES_KEY, table_stream
+from service.store import (ENDED_HANDS_KEY, OWED_TABLES_KEY, archive_key, hand_stream,
+                           table_stream)
 from tests.processes import RedisCluster, RedisServer, free_port, redis_binary
 
 from .client import Api, create_table, play_hand
@@ -55,7 +57,9 @@ def rq_redis(tmp_path_factory):
 
 def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
         cluster, rq_redis, cardroom_process):
-    settings = {"REDIS_URL": cluster.url, "REDIS_CLUSTER": "true", "RQ_REDIS_URL": rq_redis.url}
+    # Ended hands are archived 3 s after their end (retention), on their table's master.
+    settings = {"REDIS_URL": cluster.url, "REDIS_CLUSTER": "true", "RQ_REDIS_URL": rq_redis.url,
+                "CARDROOM_ARCHIVE_AFTER": "3"}
     port = free_port()
     serve = cardroom_process("serve", "--port", str(port), "--workers", "2", **settings)
     # Their sweepers look at owed showdowns after a second (not 10): they read and clear
@@ -73,12 +77,14 @@ def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
     events = ClusterClient.from_url(cluster.url)
     tables = _one_table_per_master(api, events)
     rng = random.Random(20261122)
+    first_histories = {}
     for table in tables.values():
         total = sum(table.stacks().values())
         for number in range(HANDS):
             played = play_hand(table, rng, allow_fold=number > 0, diagnostics=diagnostics)
             check_ended_hand(table, played, total)  # chips conserved, audit valid, ...
             if number == 0:
+                first_histories[table.table_id] = table.history(played.hand_no)
                 settled = [e for e in table.history(played.hand_no)["events"]
                            if e["type"] == "ShowdownEvaluated"]
                 assert [e["actor"] for e in settled] == ["worker"], settled
@@ -116,6 +122,15 @@ def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
     while events.zcard(OWED_TABLES_KEY) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert events.zcard(OWED_TABLES_KEY) == 0, events.zrange(OWED_TABLES_KEY, 0, -1)
+    # The workers archive every ended hand; its history reads as before, its audit is valid.
+    while events.zcard(ENDED_HANDS_KEY) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert events.zcard(ENDED_HANDS_KEY) == 0, events.zrange(ENDED_HANDS_KEY, 0, -1)
+    for table in tables.values():
+        assert not events.exists(hand_stream(table.table_id, 1))
+        assert events.exists(archive_key(table.table_id, 1))
+        assert table.history(1) == first_histories[table.table_id]
+        assert table.audit(1)["valid"] is True
     assert all(w.poll() is None for w in workers), "a worker died\n" + diagnostics()
 
     # With every node down, the API answers 503 store_unavailable (never 500).
