@@ -39,7 +39,7 @@ or through the events' client of its process when they live apart.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from rq import Queue, get_current_job
 from rq.job import Job, JobStatus
@@ -59,18 +59,26 @@ def settle_showdown(table_id: str, hand_no: int) -> bool:
     """The showdown job; counted in ``service.metrics`` by the process that runs it."""
     job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
-    config = Config.from_env()
-    keys = config.keys()
-    cardroom = Cardroom(EventStore(_events_client(config, job), keys,
-                                   index_ended=config.archive_after is not None), keys, None)
+    cardroom = _cardroom(Config.from_env(), job.connection)
     return metrics.showdown_job(job.enqueued_at,
                                 lambda: cardroom.settle_showdown(table_id, hand_no))
 
 
-def _events_client(config: Config, job):
+@lru_cache(maxsize=8)  # a worker needs one; tests make a backend (a connection) per test
+def _cardroom(config: Config, connection) -> Cardroom:
+    """The jobs' Cardroom for this configuration and job connection, made once: its keys
+    are parsed once, and a job reads a table's stream on from where the process's last job
+    at that table left it (``ReplayCache``), not from its start."""
+    keys = config.keys()
+    store = EventStore(_events_client(config, connection), keys,
+                       index_ended=config.archive_after is not None)
+    return Cardroom(store, keys, None)
+
+
+def _events_client(config: Config, connection):
     """The job's own connection, unless the events live apart from the queue."""
     if config.embedded or not config.rq_apart:
-        return job.connection
+        return connection
     return _connect_events(config.redis_url, config.redis_cluster)
 
 
@@ -84,6 +92,7 @@ def showdown_job_id(table_id: str, hand_no: int) -> str:
 
 
 def enqueue_showdown(queue: Queue, table_id: str, hand_no: int) -> None:
+    # Not result_ttl=0: RQ would then delete the finished job, in more round trips
     queue.enqueue(settle_showdown, table_id, hand_no,
                   job_id=showdown_job_id(table_id, hand_no), result_ttl=3600)
 

@@ -13,6 +13,10 @@ see ``service.jobs``), so that a job it is running is not taken for lost.
 SIGTERM or SIGINT stops it after the current job (a second one stops it at
 once), with exit status 0.
 
+It logs what RQ logs at INFO: its start and stop, and for each job the line as it
+takes it and two as it completes it (RQ's third, "result is kept for ... seconds",
+is left out), or the job's traceback at ERROR when it fails.
+
 When Redis goes away the worker waits for it. RQ retries its own wait for a
 job (here at most ``BACKOFF_MAX`` seconds apart), but quits on a Redis error
 anywhere else (while it takes, runs or records a job, cleans its registries,
@@ -45,9 +49,11 @@ STEADY_RUN = 60.0  # seconds an RQ worker must have run for the backoff to start
 
 
 class _Worker(SimpleWorker):
-    """Remembers whether a signal stopped it, and tells ``outage`` when Redis answers."""
+    """Remembers whether a signal stopped it, tells ``outage`` when Redis answers, and
+    sends each heartbeat in one round trip."""
 
     max_connection_wait_time = BACKOFF_MAX  # RQ's own retry of its dequeue: 1, 2, 4, 4 ... s
+    log_result_lifespan = False  # RQ's "result is kept for 3600 seconds", after every job
     stopped_by_signal = False
     outage: Outage | None = None
 
@@ -56,8 +62,14 @@ class _Worker(SimpleWorker):
         super().request_stop(signum, frame)
 
     def heartbeat(self, timeout=None, pipeline=None):
-        super().heartbeat(timeout, pipeline)
-        if pipeline is None and self.outage is not None:  # it reached Redis just now
+        if pipeline is not None:  # RQ sends it with its own commands
+            super().heartbeat(timeout, pipeline)
+            return
+        # RQ's heartbeat is three commands, each its own round trip, three times a job
+        with self.connection.pipeline(transaction=False) as batch:
+            super().heartbeat(timeout, batch)
+            batch.execute()
+        if self.outage is not None:  # it reached Redis just now
             self.outage.up()
 
 
