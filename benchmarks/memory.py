@@ -11,7 +11,8 @@ with the showdown jobs run here too, ``--hands`` hands on each of ``--tables`` t
 It reports ``INFO memory``'s ``used_memory`` before and after, and ``MEMORY USAGE key
 SAMPLES 0`` of every key, summed by kind (measured once the tables are seated, before
 any hand, and again after the hands), with ``XLEN`` of every stream for the events.
-With ``--archive`` it then archives every ended hand (``service.retention``, as
+With ``--archive`` it plays with ``CARDROOM_ARCHIVE_AFTER`` set (so every hand that ends
+is indexed for the archiver), then archives every ended hand (``service.retention``, as
 ``CARDROOM_ARCHIVE_AFTER=0`` would) and measures again: a hand's bytes before and after.
 """
 
@@ -78,6 +79,8 @@ def main() -> None:
 
 
 def measure(url: str, args) -> None:
+    if args.archive:  # the hands are indexed as they end, by the app and the jobs alike
+        os.environ["CARDROOM_ARCHIVE_AFTER"] = "3600"
     backend = Backend.from_config(Config.from_env({**os.environ, "REDIS_URL": url}))
     http = create_app(backend=backend).test_client()
     redis = backend.redis
