@@ -63,6 +63,11 @@ class ReplayCache:
         with self._lock:
             return self._states.get(stream) or Loaded(None, 0)
 
+    def extend(self, stream: str, base: Loaded, written: list[Envelope], evolve) -> Loaded:
+        """``base`` after the events just appended to ``stream`` after it, kept as a read
+        would keep it: the writer's next read replays nothing."""
+        return self.advance(stream, base, base.version, written, lambda: None, evolve)
+
     def advance(self, stream: str, base: Loaded, since: int, new: list[Envelope],
                 initial: Callable[[], Any], evolve) -> Loaded:
         """The state after ``new``, the events of ``stream`` after version ``since``: after

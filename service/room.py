@@ -69,6 +69,9 @@ def sealed(events: list[Event], game_id: str | None = None) -> list[NewEvent]:
     new = []
     for event in events:
         hidden = hidden_values(game_id, event) if game_id else {}
+        if not hidden:  # most events: nothing to seal, and to_dict is plain JSON already
+            new.append(NewEvent(event.type, event.to_dict()))
+            continue
         data, openings = fairness.seal(event.to_dict(), hidden,
                                        lambda: secrets.token_hex(fairness.SALT_BYTES))
         new.append(NewEvent(event.type, data, openings))
@@ -339,6 +342,10 @@ class Cardroom(Reads):
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
             also_set=ended and self._receipt(table_id, hand_no, stream, ended),
             ends_hand=hand_no if ended is not None else None, **append_args)
+        self.cache.extend(stream, hand, written[stream], game.evolve)
+        if ended is not None:
+            self.cache.extend(table_stream(table_id), now.table,
+                              written[table_stream(table_id)], table_rules.evolve)
         if owed:
             self._enqueue(table_id, hand_no)
         return written
