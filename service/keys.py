@@ -30,6 +30,7 @@ import os
 import secrets
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -55,7 +56,7 @@ class Keys:
         return cls(bytes.fromhex(secret_key),
                    Ed25519PrivateKey.from_private_bytes(bytes.fromhex(signing_key)))
 
-    @property
+    @cached_property
     def public_key(self) -> str:
         return self.signing.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
@@ -74,17 +75,18 @@ class Keys:
 
     def encrypt(self, openings: dict, context: str) -> str:
         nonce = os.urandom(12)
-        sealed = self._cipher().encrypt(nonce, json.dumps(openings).encode(), context.encode())
+        sealed = self._cipher.encrypt(nonce, json.dumps(openings).encode(), context.encode())
         return base64.b64encode(nonce + sealed).decode()
 
     def decrypt(self, blob: str, context: str) -> dict:
         raw = base64.b64decode(blob)
         try:
-            return json.loads(self._cipher().decrypt(raw[:12], raw[12:], context.encode()))
+            return json.loads(self._cipher.decrypt(raw[:12], raw[12:], context.encode()))
         except InvalidTag:
             raise OpeningsUnreadable(f"the openings of {context} do not decrypt under this "
                                      "service's CARDROOM_SECRET_KEY") from None
 
+    @cached_property  # made once: every stored event with openings is encrypted or read
     def _cipher(self) -> AESGCM:
         return AESGCM(self._mac("cardroom/openings/v1"))
 

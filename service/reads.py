@@ -66,7 +66,7 @@ class ReplayCache:
     def extend(self, stream: str, base: Loaded, written: list[Envelope], evolve) -> Loaded:
         """``base`` after the events just appended to ``stream`` after it, kept as a read
         would keep it: the writer's next read replays nothing."""
-        return self.advance(stream, base, base.version, written, lambda: None, evolve)
+        return self.advance(stream, base, base.version, written, lambda: base.state, evolve)
 
     def advance(self, stream: str, base: Loaded, since: int, new: list[Envelope],
                 initial: Callable[[], Any], evolve) -> Loaded:

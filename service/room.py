@@ -97,8 +97,10 @@ class Cardroom(Reads):
             game=game, options=options, max_seats=seats,
             admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
             next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
-        self.store.append([StreamWrite(table_stream(table_id), 0, sealed(events))],
-                          actor="anonymous")
+        written = self.store.append([StreamWrite(table_stream(table_id), 0, sealed(events))],
+                                    actor="anonymous")
+        self.cache.extend(table_stream(table_id), Loaded(table_rules.initial_state(), 0),
+                          written[table_stream(table_id)], table_rules.evolve)
         return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,
                 "game": game, "max_seats": seats, "options": events[0].options,
                 "next_seed_commitment": events[0].next_seed_commitment}
@@ -144,11 +146,12 @@ class Cardroom(Reads):
             loaded = self.table(table_id)
             events = table_rules.decide(loaded.state, command)
             remembered = remember(events)
-            self.store.append(
-                [StreamWrite(table_stream(table_id), loaded.version, sealed(events),
-                             loaded.head_hash)],
+            stream = table_stream(table_id)
+            written = self.store.append(
+                [StreamWrite(stream, loaded.version, sealed(events), loaded.head_hash)],
                 actor=actor, command_id=client_key and client_key.key, idempotency=idem,
                 answer=remembered)
+            self.cache.extend(stream, loaded, written[stream], table_rules.evolve)
             return answer(remembered)
         return self._once(idem, attempt, answer)
 
@@ -177,13 +180,15 @@ class Cardroom(Reads):
             body = {"hand_no": opened.hand_no, "version": len(hand_events)}
             owed = game.job_owed(reduce(game.evolve, hand_events, new_hand))  # nobody can act
             job = (table_id, f"{SHOWDOWN_JOB}:{opened.hand_no}")
-            self.store.append(
-                [StreamWrite(table_stream(table_id), table.version, sealed([opened]),
-                             table.head_hash),
-                 StreamWrite(hand_stream(table_id, opened.hand_no), 0,
-                             sealed(hand_events, opened.game), fairness.GENESIS_HASH)],
+            streams = table_stream(table_id), hand_stream(table_id, opened.hand_no)
+            written = self.store.append(
+                [StreamWrite(streams[0], table.version, sealed([opened]), table.head_hash),
+                 StreamWrite(streams[1], 0, sealed(hand_events, opened.game),
+                             fairness.GENESIS_HASH)],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
                 answer=body, owe_job=job if owed else None)
+            self.cache.extend(streams[0], table, written[streams[0]], table_rules.evolve)
+            self.cache.extend(streams[1], Loaded(new_hand, 0), written[streams[1]], game.evolve)
             if owed:
                 self._enqueue(table_id, opened.hand_no)
             return body
