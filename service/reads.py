@@ -225,9 +225,11 @@ class Reads:
 
     def hand_events(self, table_id: str, hand_no: int, viewer: Viewer, after: int = 0,
                     snapshot: Snapshot | None = None) -> list[dict]:
-        state = (snapshot or self.snapshot(table_id, hand_no)).the_hand().state
-        viewer = as_dealt(viewer, state)
-        return [project(e, viewer, state)
+        hand = (snapshot or self.snapshot(table_id, hand_no)).the_hand()
+        if after >= hand.version:  # the snapshot has just read the stream's end
+            return []
+        viewer = as_dealt(viewer, hand.state)
+        return [project(e, viewer, hand.state)
                 for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
 
     def history(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:

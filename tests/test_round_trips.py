@@ -78,10 +78,21 @@ def test_an_action_is_two_round_trips_a_read_and_the_append_script(app_client, m
         assert count == 2, f"an action made {count} round trips"
 
 
-def test_a_poll_of_the_events_is_two_round_trips(app_client, monkeypatch):
+def test_a_poll_with_events_to_send_is_two_round_trips(app_client, monkeypatch):
     hand, tokens = _hand(app_client)
     trips = RoundTrips(monkeypatch)
     response, count = trips.during(lambda: app_client.get(f"{hand}/events?after=1",
                                                           headers=tokens[1]))
     assert response.status_code == 200 and response.json["events"]
     assert count == 2
+
+
+def test_a_poll_with_nothing_new_is_one_round_trip(app_client, monkeypatch):
+    hand, tokens = _hand(app_client)
+    version = app_client.get(hand, headers=tokens[1]).json["version"]
+    trips = RoundTrips(monkeypatch)
+    for after in (version, version + 5):
+        response, count = trips.during(lambda: app_client.get(f"{hand}/events?after={after}",
+                                                              headers=tokens[1]))
+        assert response.status_code == 200 and response.json["events"] == []
+        assert count == 1
