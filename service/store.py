@@ -448,7 +448,7 @@ class EventStore:
             envelopes = by_stream[w.stream] = []
             for offset, event in enumerate(w.events, start=1):
                 data = canonical_json(event.data)
-                fields = dict(type=event.type, data=event.data,
+                fields = dict(type=event.type, data=json.loads(data),  # keys in stored order
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
