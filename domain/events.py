@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, ClassVar
 
 EVENT_TYPES: dict[str, type[Event]] = {}
@@ -24,12 +25,19 @@ class Event:
         EVENT_TYPES[cls.__name__] = cls
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
 
 
 def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[type_name]
-    return cls(**{f.name: _frozen(data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
+    return cls(**{name: _frozen(data[name]) for name in _field_names(cls) if name in data})
+
+
+@cache
+def _field_names(cls: type[Event]) -> tuple[str, ...]:
+    """The names of an event class's fields (``dataclasses.fields`` builds them anew on
+    every call, and every event read or written asks)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _plain(value):
@@ -42,7 +50,7 @@ def _plain(value):
 
 def _frozen(value):
     if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
+        return tuple([_frozen(v) for v in value])
     if isinstance(value, dict):
         return {k: _frozen(v) for k, v in value.items()}
     return value

@@ -120,10 +120,19 @@ def unseal(sealed: dict, openings: dict[str, dict]) -> dict:
     itself when there are none: most events hide nothing)."""
     if not openings:
         return sealed
-    data = json.loads(canonical_json(sealed))
+    data = _copied(sealed)
     for pointer, opening in openings.items():
         _assign(data, pointer, opening["value"])
     return data
+
+
+def _copied(value: Any) -> Any:
+    """A copy of JSON data, its lists and objects copied all the way down."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 def resolve(data: Any, pointer: str) -> Any:

@@ -53,7 +53,7 @@ between leaves that hand a stream, which loses nothing.
 
 An archived hand reads as its stream did: ``read_on`` falls back on the archive in the
 same script call when the stream is gone, ``read`` in a second round trip when its
-``XRANGE`` finds nothing (``_unpacked``). An append to
+``XRANGE`` finds nothing (``_unpacked``), ``read_whole`` from the same pipeline. An append to
 it is refused as a conflict: the script sees no stream (length 0) where the writer
 expected its last version.
 """
@@ -370,6 +370,30 @@ class EventStore:
         blob = archive and self.redis.get(archive)
         return [self._envelope(stream, _pairs(fields))
                 for _, fields in _after(_unpacked(blob), after)] if blob else []
+
+    def read_whole(self, streams: list[str], keys: list[str],
+                   ) -> tuple[list[list[Envelope]], list[dict | None]]:
+        """Every event of each of ``streams`` (as ``read`` gives them) and the JSON value of
+        each of ``keys`` (as ``get_json``), all in one round trip: a pipeline of plain
+        commands. A hand's archive is asked for with its stream, and used only when the
+        stream has no events, as ``read`` does."""
+        pipe = self.redis.pipeline(transaction=False)
+        archives = [archive_of(stream) for stream in streams]
+        for stream, archive in zip(streams, archives):
+            pipe.xrange(stream)
+            if archive is not None:
+                pipe.get(archive)
+        for key in keys:
+            pipe.get(key)
+        replies = iter(pipe.execute())
+        events = []
+        for stream, archive in zip(streams, archives):
+            entries = next(replies)
+            blob = next(replies) if archive is not None else None
+            if not entries and blob:
+                entries = [(entry_id, _pairs(fields)) for entry_id, fields in _unpacked(blob)]
+            events.append([self._envelope(stream, fields) for _, fields in entries])
+        return events, [None if raw is None else json.loads(_s(raw)) for raw in replies]
 
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):

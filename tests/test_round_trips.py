@@ -96,3 +96,20 @@ def test_a_poll_with_nothing_new_is_one_round_trip(app_client, monkeypatch):
                                                               headers=tokens[1]))
         assert response.status_code == 200 and response.json["events"] == []
         assert count == 1
+
+
+def test_an_audit_is_three_round_trips(app_client, monkeypatch):
+    """The table read that tells the caller's role, the hand's snapshot (whether it exists),
+    then one pipeline: the hand's events, its table's and its receipt, all read afresh."""
+    created = app_client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    table_id = created["table_id"]
+    for name in ("ann", "bob"):
+        app_client.post(f"/v1/tables/{table_id}/players", json={"name": name, "buy_in": 500})
+    started = app_client.post(f"/v1/tables/{table_id}/hands",
+                              headers={"Authorization": f"Bearer {created['admin_token']}"})
+    audit = f"/v1/tables/{table_id}/hands/{started.json['hand_no']}/audit"
+    auditor = {"Authorization": f"Bearer {created['auditor_token']}"}
+    trips = RoundTrips(monkeypatch)
+    response, count = trips.during(lambda: app_client.get(audit, headers=auditor))
+    assert response.status_code == 200 and response.json["valid"], response.json
+    assert count == 3
