@@ -276,11 +276,11 @@ class Reads:
                            "its audit fails")
         return {**signed, "public_key": self.keys.public_key}
 
-    def audit(self, table_id: str, hand_no: int) -> dict:
+    def audit(self, table_id: str, hand_no: int, snapshot: Snapshot | None = None) -> dict:
         """Every check of a hand, read afresh from the store (never from the cache, which
         only says whether the hand exists): its events, its table's and its receipt in one
-        round trip."""
-        self.hand(table_id, hand_no)
+        round trip. ``snapshot``: the table and hand the caller read already."""
+        (snapshot or self.snapshot(table_id, hand_no)).the_hand()
         (envelopes, table_envelopes), (receipt,) = self.store.read_whole(
             [hand_stream(table_id, hand_no), table_stream(table_id)],
             [receipt_key(table_id, hand_no)])

@@ -88,8 +88,9 @@ def receipt(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/audit")
 def audit(table_id: str, hand_no: int):
-    require(room().table(table_id).state, "auditor")
-    return room().audit(table_id, hand_no)
+    snapshot = room().snapshot(table_id, hand_no)
+    require(snapshot.table.state, "auditor")
+    return room().audit(table_id, hand_no, snapshot)
 
 
 def _last_event_id(value: str | None) -> int | None:
