@@ -25,6 +25,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.json.sort_keys = False
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
     _observe(app)  # first: every other hook's answer is timed and logged too
+    if backend.embedded:  # the job thread shares this process: its jobs go first
+        app.before_request(backend.jobs_first.wait)
     limits.register(app, backend.redis, backend.config.rate_limit,
                     backend.config.table_rate_limit)
     app.before_request(without_trailing_slash)
