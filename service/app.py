@@ -34,10 +34,12 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.extensions["backend"] = backend
     app.extensions["streams"] = StreamSlots(backend.config.max_streams)
     keys = backend.config.keys()
-    app.extensions["cardroom"] = Cardroom(
+    app.extensions["cardroom"] = room = Cardroom(
         EventStore(backend.redis, keys, index_ended=backend.config.archive_after is not None),
         keys, lambda table_id, hand_no: jobs.enqueue_showdown(
             backend.queue, table_id, hand_no))
+    if backend.embedded:
+        jobs.run_in_app(backend.rq, room)
     for blueprint in (meta, tables, hands, imports):
         app.register_blueprint(blueprint)
     problems.register(app)

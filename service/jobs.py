@@ -39,6 +39,7 @@ or through the events' client of its process when they live apart.
 
 from __future__ import annotations
 
+import weakref
 from functools import cache, lru_cache
 
 from rq import Queue, get_current_job
@@ -53,15 +54,25 @@ from service.store import EventStore
 WORKER_ALIVE_TTL = 10  # seconds; every sweep (about once a second) renews it
 SWEEP_BATCH = 1000  # index entries read per round trip
 _WAITING = {JobStatus.DEFERRED.value, JobStatus.SCHEDULED.value}
+# id of a job connection -> the Cardroom of the app whose process runs its jobs (embedded)
+_APPS_CARDROOMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def settle_showdown(table_id: str, hand_no: int) -> bool:
     """The showdown job; counted in ``service.metrics`` by the process that runs it."""
     job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
-    cardroom = _cardroom(Config.from_env(), job.connection)
+    cardroom = (_APPS_CARDROOMS.get(id(job.connection))
+                or _cardroom(Config.from_env(), job.connection))
     return metrics.showdown_job(job.enqueued_at,
                                 lambda: cardroom.settle_showdown(table_id, hand_no))
+
+
+def run_in_app(connection, cardroom: Cardroom) -> None:
+    """Embedded mode: the jobs on ``connection`` run in the app's own process, so they use
+    its ``cardroom``, whose replay cache holds the hand its last action brought to the
+    showdown (held while the app holds it; the id stays its connection's meanwhile)."""
+    _APPS_CARDROOMS[id(connection)] = cardroom
 
 
 @lru_cache(maxsize=8)  # a worker needs one; tests make a backend (a connection) per test

@@ -19,7 +19,9 @@ from service import backend as backend_module
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
+from service.reads import opened_event
 from tests.test_infra import set_key, wait_for
+from tests.test_testhooks import _a_hand_at_its_showdown
 
 release_job = threading.Event()  # what ``wait_for_release`` waits for
 
@@ -165,3 +167,15 @@ def test_with_a_real_redis_requests_never_wait_for_jobs():
     assert backend.jobs_first.wait not in app.before_request_funcs[None]
     embedded = Backend.from_config(Config())
     assert embedded.jobs_first.wait in create_app(backend=embedded).before_request_funcs[None]
+
+
+def test_a_showdown_job_uses_the_app_s_cardroom_and_replays_only_what_it_wrote(
+        fake_backend, client):
+    room = client.application.extensions["cardroom"]
+    hand_path, admin = _a_hand_at_its_showdown(client)
+    replayed = []
+    room.cache.to_event = lambda envelope: replayed.append(envelope.type) or opened_event(
+        envelope)
+    assert fake_backend.run_jobs()
+    assert "HandStarted" not in replayed and "ShowdownEvaluated" in replayed
+    assert client.get(hand_path, headers=admin).get_json()["status"] == "ended"
