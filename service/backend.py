@@ -16,12 +16,10 @@ hands to archive (``service.retention``; about once a second), drain the queue w
 backend's one RQ worker (RQ's burst loop; the worker is registered once, at the first
 jobs, and its death when the thread stops), then sleep until a job is enqueued on
 the backend's queue (which wakes it at once) or the next sweep is due. A
-blocking RQ worker would never wake on fakeredis from a thread, and RQ's signal
-handlers and SIGALRM job timeouts only work on the main thread, hence
-``_ThreadWorker`` (its timeouts raised by one ``_Watchdog`` thread). The thread shares
-the interpreter with the request threads, so while it runs jobs, requests wait before
-they start, for a moment at most (``_JobsFirst``): a showdown takes about its own CPU
-time, not that times the number of busy requests.
+blocking RQ worker would never wake on fakeredis from a thread. The thread shares
+the interpreter with the request threads, so while it runs jobs, new requests wait
+before they start, for a moment at most. ``service.embedded`` holds its worker, the
+timeouts of its jobs and that wait.
 
 With a real Redis, ``connect`` gives clients short socket timeouts and one quick
 retry, so a dead or hung Redis fails a request within seconds instead of
@@ -35,19 +33,16 @@ import importlib
 import logging
 import threading
 import time
-from contextlib import contextmanager
 
 import fakeredis
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
 from redis.retry import Retry
-from rq import Queue, SimpleWorker
-from rq.logutils import setup_loghandlers
-from rq.timeouts import TimerDeathPenalty
-from rq.worker import WorkerStatus
+from rq import Queue
 
 from service.config import Config
+from service.embedded import JobsFirst, ThreadWorker
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +50,6 @@ SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
 READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
 
-# The embedded mode's job thread
-JOBS_FIRST_WAIT = 0.05  # seconds a request waits, at most, while the job thread runs jobs
-HEARTBEAT_EVERY = 10.0  # seconds between its RQ worker's heartbeats, at most (RQ's TTL: 480)
-TIMEOUT_TICK = 1.0  # seconds between the watchdog's looks at the running jobs' deadlines
 FAKEREDIS_VERSION_FOR_RQ = (5, 0, 9)  # what RQ takes a Redis without INFO for
 
 # Errors that mean the store cannot be used right now, rather than a bug: Redis is down or
@@ -131,108 +122,6 @@ def _module(name: str):
     return importlib.import_module(f"service.{name}")
 
 
-class _Watchdog:
-    """Raises a job's timeout in the thread that runs it, as RQ's ``TimerDeathPenalty``
-    does, but from one thread for every job: that class starts a timer thread for each
-    job, and starting a thread costs the job thread a hand-over of the interpreter lock or
-    two (milliseconds, while request threads are busy). It looks at the deadlines every
-    ``TIMEOUT_TICK`` seconds, so a job may outlive its timeout by that much."""
-
-    def __init__(self):
-        self._deadlines: dict[TimerDeathPenalty, float] = {}
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, penalty: TimerDeathPenalty, seconds: float) -> None:
-        with self._lock:
-            self._deadlines[penalty] = time.monotonic() + seconds
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="cardroom-job-timeouts",
-                                                daemon=True)
-                self._thread.start()
-
-    def forget(self, penalty: TimerDeathPenalty) -> None:
-        with self._lock:
-            self._deadlines.pop(penalty, None)
-
-    def _run(self) -> None:
-        while True:
-            time.sleep(TIMEOUT_TICK)
-            # Under the lock: a job that ends meanwhile waits in ``forget``, where a timeout
-            # raised just now is ignored (``BaseDeathPenalty.__exit__``), not after it
-            with self._lock:
-                now = time.monotonic()
-                for penalty in [p for p, end in self._deadlines.items() if end <= now]:
-                    del self._deadlines[penalty]
-                    try:
-                        penalty.handle_death_penalty()
-                    except Exception:  # the job's thread is gone
-                        log.exception("could not raise the timeout of a job")
-
-
-_WATCHDOG = _Watchdog()
-
-
-class _WatchedDeathPenalty(TimerDeathPenalty):
-    """RQ's ``TimerDeathPenalty``, timed by the ``_Watchdog``."""
-
-    def setup_death_penalty(self):
-        if self._timeout > 0:
-            _WATCHDOG.watch(self, self._timeout)
-
-    def cancel_death_penalty(self):
-        if self._timeout > 0:
-            _WATCHDOG.forget(self)
-
-
-class _ThreadWorker(SimpleWorker):
-    """The embedded mode's RQ worker: one for the life of the job thread, safe off the main
-    thread (no signal handlers; timeouts raised by the ``_Watchdog``, not SIGALRM).
-
-    RQ's ``work`` registers a worker's birth, cleans the queue's registries and registers
-    its death around every run; a worker made for each burst of jobs paid all that for
-    every showdown. This one is ``born`` once, then each ``run_queued`` is RQ's own burst
-    loop (dequeue, ``execute_job``, failures recorded and logged by RQ) without that
-    bootstrap and teardown; ``retire`` registers its death. No pubsub thread: nothing out
-    of this process can reach the in-process Redis to send it a command. Its heartbeats
-    (three commands each) are sent at most every ``HEARTBEAT_EVERY`` seconds; the job
-    thread asks for one at every pass, so that an idle worker stays alive in RQ's eyes."""
-
-    death_penalty_class = _WatchedDeathPenalty
-    _next_heartbeat = 0.0  # time.monotonic() before which a renewal is skipped
-
-    def born(self) -> None:
-        """Register the worker's birth, as RQ's ``bootstrap`` does, once."""
-        setup_loghandlers("WARNING", name="rq.worker")  # RQ's lines at INFO are left out
-        setup_loghandlers("WARNING", name="rq.job")
-        self.register_birth()
-        self.set_state(WorkerStatus.STARTED)
-
-    def run_queued(self) -> bool:
-        """Run the jobs on the queue until it is empty; True if any ran."""
-        return self.work(burst=True)
-
-    def retire(self) -> None:
-        """Register the worker's death, as RQ's ``teardown`` does."""
-        self.register_death()
-
-    def bootstrap(self, *args, **kwargs):  # RQ calls it at every ``work``: see ``born``
-        pass
-
-    def teardown(self):  # RQ calls it at the end of every ``work``: see ``retire``
-        pass
-
-    def _install_signal_handlers(self):
-        pass
-
-    def heartbeat(self, timeout=None, pipeline=None):
-        if timeout is None:  # a renewal (RQ sends one at each step of its loop), not a job's
-            if time.monotonic() < self._next_heartbeat:
-                return  # the worker's key lives for minutes: no need to renew it yet
-            self._next_heartbeat = time.monotonic() + HEARTBEAT_EVERY
-        super().heartbeat(timeout, pipeline)
-
-
 class _WakingQueue(Queue):
     """An RQ queue that sets ``enqueued`` once a job is on it (the embedded worker waits
     on that event instead of polling the queue)."""
@@ -247,30 +136,6 @@ class _WakingQueue(Queue):
         return job
 
 
-class _JobsFirst:
-    """The embedded mode's priority of jobs over requests. The job thread shares one
-    interpreter lock with the request threads, so a job run beside N busy requests takes
-    about N+1 times its CPU time. While it runs jobs (``running``), a request waits before
-    it starts (``wait``), at most ``JOBS_FIRST_WAIT`` seconds; requests already started go
-    on. With a real Redis the app does not wait on it (jobs run in other processes)."""
-
-    def __init__(self):
-        self._no_jobs_running = threading.Event()
-        self._no_jobs_running.set()
-
-    @contextmanager
-    def running(self):
-        self._no_jobs_running.clear()
-        try:
-            yield
-        finally:
-            self._no_jobs_running.set()
-
-    def wait(self) -> None:
-        """Wait until no job runs, or ``JOBS_FIRST_WAIT`` seconds (a flask before_request)."""
-        self._no_jobs_running.wait(JOBS_FIRST_WAIT)
-
-
 class Backend:
     def __init__(self, config: Config, client: redis.Redis, *, embedded: bool,
                  rq_client: redis.Redis | None = None):
@@ -283,9 +148,9 @@ class Backend:
                                   enqueued=self.job_enqueued)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._worker: _ThreadWorker | None = None  # embedded: made by the first run_jobs
+        self._worker: ThreadWorker | None = None  # embedded: made by the first run_jobs
         self._worker_lock = threading.Lock()  # one thread at a time runs jobs with it
-        self.jobs_first = _JobsFirst()  # the app waits on it before each request, if embedded
+        self.jobs_first = JobsFirst()  # the app waits on it before each request, if embedded
         self._sweep_errors: dict[str, str] = {}  # task name -> its last failure, logged
         self._sweep_outage = Outage(log, "the sweeper tries again every second")
 
@@ -341,7 +206,7 @@ class Backend:
             return False
         with self._worker_lock:
             if self._worker is None:
-                worker = _ThreadWorker([self.queue], connection=self.rq)
+                worker = ThreadWorker([self.queue], connection=self.rq)
                 worker.born()
                 self._worker = worker
             with self.jobs_first.running():

@@ -16,6 +16,7 @@ from rq.job import JobStatus
 from rq.worker_registration import clean_worker_registry
 
 from service import backend as backend_module
+from service import embedded
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
@@ -99,7 +100,7 @@ def test_a_failing_job_is_recorded_as_failed_and_the_thread_goes_on(fake_backend
 
 
 def test_a_job_past_its_timeout_fails_and_the_thread_goes_on(fake_backend, monkeypatch):
-    monkeypatch.setattr(backend_module, "TIMEOUT_TICK", 0.05)
+    monkeypatch.setattr(embedded, "TIMEOUT_TICK", 0.05)
     fake_backend.start_worker_thread()
     overlong = run(fake_backend, run_on, 60, job_timeout=1)
     assert overlong.get_status() == JobStatus.FAILED
@@ -124,7 +125,7 @@ def test_stopping_the_thread_registers_the_worker_s_death(fake_backend):
 
 def test_an_idle_worker_is_kept_alive_in_rq_s_registry(fake_backend, monkeypatch):
     monkeypatch.setattr(backend_module, "SWEEP_INTERVAL", 0.05)  # a pass every 50 ms
-    monkeypatch.setattr(backend_module, "HEARTBEAT_EVERY", 0.0)  # a heartbeat at every pass
+    monkeypatch.setattr(embedded, "HEARTBEAT_EVERY", 0.0)  # a heartbeat at every pass
     fake_backend.start_worker_thread()
     run(fake_backend, set_key, "k", "done")
     (worker,) = workers(fake_backend)
@@ -136,7 +137,7 @@ def test_an_idle_worker_is_kept_alive_in_rq_s_registry(fake_backend, monkeypatch
 
 def test_requests_wait_while_the_thread_runs_a_job(fake_backend, client, released,
                                                    monkeypatch):
-    monkeypatch.setattr(backend_module, "JOBS_FIRST_WAIT", 20.0)
+    monkeypatch.setattr(embedded, "JOBS_FIRST_WAIT", 20.0)
     fake_backend.start_worker_thread()
     job = fake_backend.queue.enqueue(wait_for_release)
     wait_for(lambda: job.get_status(refresh=True) == "started", what="the job to start")
