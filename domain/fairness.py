@@ -36,6 +36,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from domain.cards import STANDARD_DECK, codes, shuffled
@@ -136,25 +137,29 @@ def _copied(value: Any) -> Any:
 
 
 def resolve(data: Any, pointer: str) -> Any:
-    node = data
-    for token in _tokens(pointer):
-        node = node[int(token)] if isinstance(node, list) else node[token]
-    return node
+    return _walk(data, _tokens(pointer))
 
 
 def _assign(data: Any, pointer: str, value: Any) -> None:
     *parents, last = _tokens(pointer)
-    node = resolve(data, "".join("/" + p for p in parents)) if parents else data
+    node = _walk(data, parents)
     if isinstance(node, list):
         node[int(last)] = value
     else:
         node[last] = value
 
 
-def _tokens(pointer: str) -> list[str]:
+def _walk(node: Any, tokens) -> Any:
+    for token in tokens:
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
+@lru_cache(maxsize=4096)  # a game's pointers are few, and every hidden value is behind one
+def _tokens(pointer: str) -> tuple[str, ...]:
     if not pointer.startswith("/"):
         raise ValueError(f"not a JSON pointer: {pointer!r}")
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/"))
 
 
 # --- the verifier ---------------------------------------------------------------

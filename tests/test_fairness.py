@@ -484,3 +484,14 @@ def test_the_history_gives_the_state_after_every_event_as_the_hand_read_at_it(
             assert event["state"] == at and at["version"] == event["version"]
         assert history["events"][-1]["state"]["status"] == "ended"
         assert all(c["ok"] for c in fairness.verify_history(history))
+
+
+def test_sealing_and_unsealing_follow_escaped_json_pointers():
+    data = {"seats": {"a/b": [{"c~d": "Ah"}, "Kd"]}, "public": 3}
+    pointers = ["/seats/a~1b/0/c~0d", "/seats/a~1b/1"]
+    salts = iter(["00" * 16, "11" * 16])
+    sealed, openings = fairness.seal(data, pointers, lambda: next(salts))
+    assert sealed["seats"]["a/b"][0]["c~d"] == {
+        "commitment": fairness.commit("Ah", "00" * 16)}
+    assert set(openings) == set(pointers) and "Ah" not in json.dumps(sealed)
+    assert fairness.unseal(sealed, openings) == data
