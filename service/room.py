@@ -106,7 +106,8 @@ class Cardroom(Reads):
                 "next_seed_commitment": events[0].next_seed_commitment}
 
     def seat_player(self, table_id: str, name: str, buy_in: int, client_seed: str,
-                    client_key: ClientKey | None) -> dict:
+                    client_key: ClientKey | None, table: Loaded | None = None) -> dict:
+        """``table``: the table as the caller just read it (first try only)."""
         player_id = uuid.uuid4().hex[:16]
 
         def answer(remembered: dict) -> dict:
@@ -117,7 +118,7 @@ class Cardroom(Reads):
                              client_seed=client_seed)
         return self._table_command(table_id, command, "anonymous", client_key, "join",
                                    lambda events: {"seat": events[0].seat, "player_id": player_id},
-                                   answer)
+                                   answer, table)
 
     def set_client_seed(self, table_id: str, seat: int, client_seed: str) -> dict:
         def remember(events) -> dict:
@@ -139,11 +140,13 @@ class Cardroom(Reads):
                                                    "cashed_out": events[0].cashed_out})
 
     def _table_command(self, table_id, command, actor, client_key, scope, remember,
-                       answer=lambda remembered: remembered) -> dict:
+                       answer=lambda remembered: remembered, table: Loaded | None = None,
+                       ) -> dict:
         idem = _idempotency(table_id, scope, client_key)
 
         def attempt():
-            loaded = self.table(table_id)
+            nonlocal table
+            loaded, table = table or self.table(table_id), None
             events = table_rules.decide(loaded.state, command)
             remembered = remember(events)
             stream = table_stream(table_id)
@@ -158,19 +161,21 @@ class Cardroom(Reads):
     # --- hand commands -----------------------------------------------------
 
     def start_hand(self, table_id: str, game_id: str | None, client_key: ClientKey | None,
-                   ) -> dict:
-        """Open the next hand, of the table's game or (dealer's choice) of ``game_id``."""
+                   table: Loaded | None = None) -> dict:
+        """Open the next hand, of the table's game or (dealer's choice) of ``game_id``.
+        ``table``: the table as the caller just read it (first try only)."""
         idem = _idempotency(table_id, "start_hand", client_key)
 
         def attempt():
-            table = self.table(table_id)
-            following = table.state.hand_no + 2  # the hand after the one this opens
-            (opened,) = table_rules.decide(table.state, OpenHand(
+            nonlocal table
+            loaded, table = table or self.table(table_id), None
+            following = loaded.state.hand_no + 2  # the hand after the one this opens
+            (opened,) = table_rules.decide(loaded.state, OpenHand(
                 next_seed_commitment=self.keys.seed_commitment(table_id, following),
                 game=game_id))
-            dealt = [s for s in table.state.seats if s.seat in opened.dealt_in]
+            dealt = [s for s in loaded.state.seats if s.seat in opened.dealt_in]
             game = game_of(opened.game)
-            new_hand = game.initial_state(table_rules.hand_options(table.state, opened.game))
+            new_hand = game.initial_state(table_rules.hand_options(loaded.state, opened.game))
             hand_events = game.decide(new_hand, StartHand(
                 hand_no=opened.hand_no, button=opened.button,
                 seats=tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
@@ -182,12 +187,12 @@ class Cardroom(Reads):
             job = (table_id, f"{SHOWDOWN_JOB}:{opened.hand_no}")
             streams = table_stream(table_id), hand_stream(table_id, opened.hand_no)
             written = self.store.append(
-                [StreamWrite(streams[0], table.version, sealed([opened]), table.head_hash),
+                [StreamWrite(streams[0], loaded.version, sealed([opened]), loaded.head_hash),
                  StreamWrite(streams[1], 0, sealed(hand_events, opened.game),
                              fairness.GENESIS_HASH)],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
                 answer=body, owe_job=job if owed else None)
-            self.cache.extend(streams[0], table, written[streams[0]], table_rules.evolve)
+            self.cache.extend(streams[0], loaded, written[streams[0]], table_rules.evolve)
             self.cache.extend(streams[1], Loaded(new_hand, 0), written[streams[1]], game.evolve)
             if owed:
                 self._enqueue(table_id, opened.hand_no)

@@ -113,3 +113,18 @@ def test_an_audit_is_two_round_trips(app_client, monkeypatch):
     response, count = trips.during(lambda: app_client.get(audit, headers=auditor))
     assert response.status_code == 200 and response.json["valid"], response.json
     assert count == 2
+
+
+def test_a_seat_and_a_hand_start_are_two_round_trips_a_read_and_the_append(app_client,
+                                                                           monkeypatch):
+    created = app_client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    table = f"/v1/tables/{created['table_id']}"
+    app_client.post(f"{table}/players", json={"name": "ann", "buy_in": 500})  # script loaded
+    trips = RoundTrips(monkeypatch)
+    joined, count = trips.during(lambda: app_client.post(
+        f"{table}/players", json={"name": "bob", "buy_in": 500},
+        headers={"Idempotency-Key": "bob-joins"}))
+    assert joined.status_code == 201 and count == 2, (joined.json, count)
+    admin = {"Authorization": f"Bearer {created['admin_token']}"}
+    started, count = trips.during(lambda: app_client.post(f"{table}/hands", headers=admin))
+    assert started.status_code == 201 and count == 2, (started.json, count)

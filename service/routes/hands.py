@@ -19,9 +19,11 @@ hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
 @hands.post("")
 def start_hand(table_id: str):
-    require(room().table(table_id).state, "admin")
+    table = room().table(table_id)
+    require(table.state, "admin")
     request = body(schemas.start_hand)
-    return answered(room().start_hand(table_id, request["game"], client_key(request)), 201)
+    return answered(room().start_hand(table_id, request["game"], client_key(request), table),
+                    201)
 
 
 @hands.get("/<int:hand_no>")

@@ -38,9 +38,9 @@ def read_table(table_id: str):
 @tables.post("/<table_id>/players")
 def join_table(table_id: str):
     request = body(schemas.join_table)
-    room().table(table_id)
+    table = room().table(table_id)
     return answered(room().seat_player(table_id, request["name"], request["buy_in"],
-                                       request["client_seed"], client_key(request)), 201)
+                                       request["client_seed"], client_key(request), table), 201)
 
 
 @tables.put("/<table_id>/players/<int:seat>/seed")
