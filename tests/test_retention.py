@@ -20,6 +20,7 @@ from service.retention import archive_ended_hands
 from service.store import (ENDED_HANDS_KEY, EventStore, NewEvent, StreamWrite, VersionConflict,
                            archive_key, hand_stream)
 from tests.test_api import act, hand_url, play_to_showdown, start_hand
+from tests.test_sweeper import recorded
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
 HOUR = 3600.0
@@ -272,14 +273,8 @@ def test_a_write_that_ends_a_hand_indexes_it_after_its_script_with_the_setting_o
         fake_backend):
     calls = []
     store = EventStore(fake_backend.redis, index_ended=True)
-    append, index = store._append_script, store._index_ended_script
-
-    def spy(name, fn):
-        def call(**kwargs):
-            calls.append(name)
-            return fn(**kwargs)
-        return call
-    store._append_script, store._index_ended_script = spy("script", append), spy("index", index)
+    store._append_script = recorded(calls, "script", store._append_script)
+    store._index_ended_script = recorded(calls, "index", store._index_ended_script)
     store.append([StreamWrite(hand_stream("t1", 1), 0, [NewEvent("A", {})])], actor="x")
     assert calls == ["script"]  # a write that ends nothing does not touch the index
     calls.clear()

@@ -264,20 +264,21 @@ def test_the_sweep_does_not_grow_with_tables_that_owe_nothing(make_backend):
 
 # --- the index ------------------------------------------------------------------
 
+def recorded(calls: list, name: str, script):
+    """``script``, appending ``name`` to ``calls`` at each call."""
+    def call(**kwargs):
+        calls.append(name)
+        return script(**kwargs)
+    return call
+
+
 def test_append_indexes_the_table_before_and_after_its_script(make_backend):
     backend = make_backend()
     store = EventStore(backend.redis)
     table_id = "t1"
     calls = []
-    script, index = store._append_script, store._index_owed_script
-
-    def spy(name, fn):
-        def call(**kwargs):
-            calls.append(name)
-            return fn(**kwargs)
-        return call
-
-    store._append_script, store._index_owed_script = spy("script", script), spy("index", index)
+    store._append_script = recorded(calls, "script", store._append_script)
+    store._index_owed_script = recorded(calls, "index", store._index_owed_script)
     store.append([StreamWrite(hand_stream(table_id, 1), 0, [NewEvent("A", {})])],
                  actor="x", owe_job=(table_id, "showdown:1"))
     assert calls == ["index", "script", "index"]
