@@ -7,6 +7,7 @@ import time
 from flask import Flask, g, request
 
 from service import jobs, limits, logs, metrics, problems
+from service.jsonio import JSONProvider
 from service.backend import Backend
 from service.config import Config
 from service.live import StreamSlots
@@ -22,7 +23,7 @@ from service.store import EventStore
 def create_app(config: Config | None = None, *, backend: Backend | None = None) -> Flask:
     backend = backend or Backend.from_config(config or Config.from_env())
     app = Flask(__name__)
-    app.json.sort_keys = False
+    app.json = JSONProvider(app)
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
     _observe(app)  # first: every other hook's answer is timed and logged too
     if backend.embedded:  # the job thread shares this process: its jobs go first

@@ -15,14 +15,16 @@ it in ``X-Request-Id``, and every problem+json body in ``request_id``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 import sys
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from flask import g, has_request_context, request
+
+from service import jsonio
 
 access_log = logging.getLogger("cardroom.access")
 
@@ -59,8 +61,7 @@ class JsonFormatter(logging.Formatter):
     """A record as one line of JSON; ``extra={"fields": {...}}`` adds fields to it."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"time": datetime.fromtimestamp(record.created, timezone.utc).isoformat(
-                    timespec="milliseconds"),
+        line = {"time": _utc_time(record.created),
                 "level": record.levelname, "logger": record.name,
                 "message": record.getMessage(), "pid": record.process}
         if getattr(record, "request_id", None):
@@ -68,7 +69,23 @@ class JsonFormatter(logging.Formatter):
         line.update(getattr(record, "fields", {}))
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str)
+        return jsonio.dumps(line, default=str)
+
+
+def _utc_time(timestamp: float) -> str:
+    """As ``datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec=
+    "milliseconds")`` (microseconds rounded as it does), the whole second made once:
+    every access line asks."""
+    second, fraction = divmod(timestamp, 1)
+    micro = round(fraction * 1_000_000)
+    if micro == 1_000_000:
+        second, micro = second + 1, 0
+    return f"{_utc_second(int(second))}.{micro // 1000:03d}+00:00"
+
+
+@lru_cache(maxsize=2)
+def _utc_second(second: int) -> str:
+    return datetime.fromtimestamp(second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 class RequestIdFilter(logging.Filter):
