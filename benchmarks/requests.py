@@ -10,22 +10,33 @@ counts less than in wall-clock figures) per hand read, per action (the first 11 
 of 4-player Five Card Draw hands, so no showdown job is enqueued) and per request of
 ``benchmarks/floor.py``'s route; the best of three passes each. ``load.py`` measures
 the same under gunicorn and concurrency; this is the steadier figure to compare
-versions with.
+versions with. As under ``cardroom serve``, every request writes its JSON access line
+(here to ``os.devnull``) and its metrics to a ``PROMETHEUS_MULTIPROC_DIR`` (a temporary
+one unless set).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import logging
+import os
+import shutil
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:  # before prometheus_client is imported
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cardroom-bench-")
+    atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], True)
 
 from floor import create_floor_app  # noqa: E402
 from load import SCRIPT  # noqa: E402
+from service import logs  # noqa: E402
 from service.app import create_app  # noqa: E402
 from service.backend import Backend  # noqa: E402
 from service.config import Config  # noqa: E402
@@ -38,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reads", type=int, default=1500)
     parser.add_argument("--hands", type=int, default=40)
     args = parser.parse_args(argv)
+    logging.getLogger().addHandler(logs.json_handler(open(os.devnull, "w")))
+    logging.getLogger().setLevel(logging.INFO)
     secret_key, signing_key = new_key_pair()
     config = Config(redis_url=args.redis_url, secret_key=secret_key, signing_key=signing_key)
     backend = Backend.from_config(config)

@@ -95,8 +95,8 @@ def client_key(payload: dict | None = None) -> ClientKey | None:
 def query(schema: Schema) -> dict:
     """The query parameters, validated by ``schema``: a bad one gets 422 ``invalid_query``
     naming it as a query parameter. Without any, the schema's defaults (loaded once: most
-    requests have none, and a load is not free)."""
-    if not request.args:
+    requests have none, and a load is not free; nor is parsing an empty query string)."""
+    if not request.query_string or not request.args:
         return dict(_defaults(schema))
     try:
         return schema.load(request.args)
