@@ -75,7 +75,11 @@ ALGORITHMS = {
 # --- the algorithms -------------------------------------------------------------
 
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
+
+
+# json.dumps with these arguments makes a new encoder at every call
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def envelope_hash(envelope: dict) -> str:

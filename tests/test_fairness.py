@@ -8,6 +8,8 @@ import sys
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from hypothesis import given
+from hypothesis import strategies as st
 
 from domain import fairness
 from domain.cards import STANDARD_DECK, codes
@@ -495,3 +497,15 @@ def test_sealing_and_unsealing_follow_escaped_json_pointers():
         "commitment": fairness.commit("Ah", "00" * 16)}
     assert set(openings) == set(pointers) and "Ah" not in json.dumps(sealed)
     assert fairness.unseal(sealed, openings) == data
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20)
+
+
+@given(JSON_VALUES)
+def test_canonical_json_is_the_published_definition(value):
+    published = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert fairness.canonical_json(value) == published
