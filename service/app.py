@@ -7,9 +7,9 @@ import time
 from flask import Flask, g, request
 
 from service import jobs, limits, logs, metrics, problems
-from service.jsonio import JSONProvider
 from service.backend import Backend
 from service.config import Config
+from service.jsonio import JSONProvider
 from service.live import StreamSlots
 from service.room import Cardroom
 from service.routes import refuse_large_body, without_trailing_slash

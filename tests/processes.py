@@ -133,20 +133,45 @@ class RedisCluster:
     node, as ``REDIS_URL`` does with ``REDIS_CLUSTER=true``."""
 
     def __init__(self, server_binary: str, cli_binary: str, workdir: Path, masters: int = 3):
-        self.cli = cli_binary
-        self.nodes = []
-        for index in range(masters):
-            node_dir = Path(workdir) / f"node-{index}"
+        self.server, self.cli, self.workdir, self.masters = (server_binary, cli_binary,
+                                                             Path(workdir), masters)
+        self.nodes = self._new_nodes()
+
+    @property
+    def url(self) -> str:
+        return self.nodes[0].url
+
+    def _new_nodes(self) -> list[RedisServer]:
+        """Nodes on free ports, no node's port another's cluster bus port."""
+        nodes, taken = [], set()
+        while len(nodes) < self.masters:
+            node_dir = self.workdir / f"node-{len(nodes)}"
             node_dir.mkdir(parents=True, exist_ok=True)
-            self.nodes.append(RedisServer(server_binary, node_dir, options=(
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", str(node_dir / "nodes.conf"))))
-        self.url = self.nodes[0].url
+            (node_dir / "nodes.conf").unlink(missing_ok=True)  # a failed start's
+            node = RedisServer(self.server, node_dir, options=(
+                "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir / "nodes.conf")))
+            if not {node.port, node.port + 10000} & taken:
+                taken |= {node.port, node.port + 10000}
+                nodes.append(node)
+        return nodes
+
+    def _start_nodes(self, attempts: int = 3) -> None:
+        """Start every node; when one finds its port taken meanwhile (by a connection's
+        local port, say: free ports are only free when chosen), start anew on new ones."""
+        for attempt in range(1, attempts + 1):
+            try:
+                for node in self.nodes:
+                    node.start()
+                return
+            except RuntimeError:
+                self.stop()
+                if attempt == attempts:
+                    raise
+                self.nodes = self._new_nodes()
 
     def start(self, timeout: float = 30.0) -> "RedisCluster":
         try:
-            for node in self.nodes:
-                node.start()
+            self._start_nodes()
             created = subprocess.run(
                 [self.cli, "--cluster", "create",
                  *(f"127.0.0.1:{node.port}" for node in self.nodes),

@@ -14,6 +14,7 @@ cluster: the API answers 503. Skipped without ``redis-server`` or ``redis-cli``;
 from __future__ import annotations
 
 import random
+import socket
 import time
 import urllib.request
 
@@ -169,3 +170,18 @@ def _wait_healthy(api: Api, serve) -> None:
         time.sleep(0.1)
     raise AssertionError("cardroom serve on the cluster is not healthy\n"
                          + log_tail(serve.log_path))
+
+
+def test_a_cluster_whose_port_is_taken_before_it_starts_starts_on_new_ports(tmp_path):
+    nodes = RedisCluster(redis_binary("redis-server"), redis_binary("redis-cli"), tmp_path)
+    taken = nodes.nodes[-1].port
+    with socket.socket() as squatter:  # as a connection's local port may take it meanwhile
+        squatter.bind(("127.0.0.1", taken))
+        squatter.listen()
+        nodes.start()
+    try:
+        assert taken not in [node.port for node in nodes.nodes]
+        assert redis.Redis.from_url(nodes.url).ping()
+        assert b"cluster_state:ok" in nodes.cli_reply(nodes.nodes[-1], "CLUSTER", "INFO")
+    finally:
+        nodes.stop()
