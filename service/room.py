@@ -333,8 +333,9 @@ class Cardroom(Reads):
 
     def _append_hand(self, table_id, hand_no, now: Snapshot, events, **append_args):
         """Append a hand's events; when they end the hand, with the table's ``HandSettled``
-        and the signed receipt (and indexed for ``service.retention``); when they lead to the showdown, with the job owed (and
-        when they settle it, paid). ``now``: the table and hand the events were decided on."""
+        and the signed receipt (and indexed for ``service.retention``); when they lead to
+        the showdown, with the job owed (and when they settle it, paid). ``now``: the table
+        and hand the events were decided on."""
         stream = hand_stream(table_id, hand_no)
         hand = now.the_hand()
         game = game_of(hand.state.game)
