@@ -51,7 +51,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            CardsDrawn, ChipsBought, Event,
                            HandEnded, HandStarted, PlayerCalled, PlayerChecked, PlayerFolded,
                            PlayerRaised, ShowdownEvaluated)
-from domain.poker.state import replace
+from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
 from domain.options import resolve_options

@@ -30,13 +30,14 @@ Choices where the rule books are silent or differ:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from domain.commands import (AddChips, CreateTable, ImportHand, LeaveTable, OpenHand,
                              SeatPlayer, SetClientSeed, SettleHand)
 from domain.errors import DomainError
 from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, HandOpened,
                            HandSettled, PlayerLeft, PlayerSeated, TableCreated)
+from domain.frozen import replace
 from domain.games import game as game_of
 from domain.options import resolve_options
 

@@ -14,7 +14,8 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            CardsDealt, CardsDrawn, ChipsBought, Event, HandEnded, HandStarted,
                            PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised, PotAwarded,
                            ShowdownEvaluated, StreetStarted, StubReshuffled)
-from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState, replace
+from domain.frozen import replace
+from domain.poker.state import ALL_IN, FOLDED, HandState, SeatState
 
 STATUS = {"deal": "dealing", "draw": "drawing", "showdown": "showdown_pending", "bet": "betting"}
 

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from domain.frozen import replace
+
 ACTIVE, FOLDED, ALL_IN = "active", "folded", "all_in"
-
-
-def replace(obj, **changes):
-    """``dataclasses.replace`` for these frozen states, without re-running ``__init__``:
-    replaying a hand replaces a state a few times per event, so this is the hot path."""
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__, **changes)
-    return new
 
 
 @dataclass(frozen=True)
