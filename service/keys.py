@@ -38,6 +38,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from domain.fairness import receipt_message, seed_commitment
+from service import jsonio
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,7 @@ class Keys:
     def decrypt(self, blob: str, context: str) -> dict:
         raw = base64.b64decode(blob)
         try:
-            return json.loads(self._cipher.decrypt(raw[:12], raw[12:], context.encode()))
+            return jsonio.loads(self._cipher.decrypt(raw[:12], raw[12:], context.encode()))
         except InvalidTag:
             raise OpeningsUnreadable(f"the openings of {context} do not decrypt under this "
                                      "service's CARDROOM_SECRET_KEY") from None

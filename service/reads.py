@@ -21,7 +21,8 @@ from domain.events import Event, event_from_dict
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
 from service.keys import Keys
-from service.store import Envelope, EventStore, hand_stream, receipt_key, table_stream
+from service.store import (Envelope, EventStore, UnreadableRecord, hand_stream, receipt_key,
+                           table_stream)
 
 
 class NotFound(Exception):
@@ -98,8 +99,12 @@ class Snapshot:
 
     def the_hand(self) -> Loaded:
         if self.hand is None:
-            raise NotFound("hand_not_found", f"table {self.table_id} has no hand {self.hand_no}")
+            raise no_hand(self.table_id, self.hand_no)
         return self.hand
+
+
+def no_hand(table_id: str, hand_no: int | None) -> NotFound:
+    return NotFound("hand_not_found", f"table {table_id} has no hand {hand_no}")
 
 
 def opened_event(envelope: Envelope) -> Event:
@@ -278,12 +283,22 @@ class Reads:
 
     def audit(self, table_id: str, hand_no: int, snapshot: Snapshot | None = None) -> dict:
         """Every check of a hand, read afresh from the store (never from the cache, which
-        only says whether the hand exists): its events, its table's and its receipt in one
-        round trip. ``snapshot``: the table and hand the caller read already."""
-        (snapshot or self.snapshot(table_id, hand_no)).the_hand()
-        (envelopes, table_envelopes), (receipt,) = self.store.read_whole(
-            [hand_stream(table_id, hand_no), table_stream(table_id)],
-            [receipt_key(table_id, hand_no)])
+        only says whether the table has the hand): its events, its table's and its receipt
+        in one round trip. ``snapshot``: the table as the caller read it already. A stored
+        record that does not decode fails the audit, as ``stored_records``."""
+        table = (snapshot or self.snapshot(table_id)).table.state
+        if not 1 <= hand_no <= table.hand_no:
+            raise no_hand(table_id, hand_no)
+        try:
+            (envelopes, table_envelopes), (receipt,) = self.store.read_whole(
+                [hand_stream(table_id, hand_no), table_stream(table_id)],
+                [receipt_key(table_id, hand_no)])
+        except UnreadableRecord as error:
+            playing = table.hand_in_progress and table.hand_no == hand_no  # as the table says
+            return {"table_id": table_id, "hand_no": hand_no,
+                    "status": "in_progress" if playing else "ended", "valid": False,
+                    "checks": [{"name": "stored_records", "ok": False,
+                                "detail": f"a stored record does not decode: {error}"}]}
         ended = any(e.type == "HandEnded" for e in envelopes)
         document = {"table_id": table_id, "hand_no": hand_no, "version": len(envelopes),
                     "events": [{**e.to_dict(), "openings": e.openings} for e in envelopes],

@@ -71,7 +71,7 @@ from uuid import uuid4
 from redis.exceptions import NoScriptError
 
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
-from service import metrics
+from service import jsonio, metrics
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
 ENDED_HANDS_KEY = "cardroom:ended-hands"
@@ -178,6 +178,15 @@ class VersionConflict(Exception):
     def __init__(self, stream: str, expected: int, actual: int):
         super().__init__(f"{stream}: expected version {expected}, actual {actual}")
         self.stream, self.expected, self.actual = stream, expected, actual
+
+
+class UnreadableRecord(Exception):
+    """A stored event or value that does not decode: something other than this service
+    wrote it. ``key``: where it is stored."""
+
+    def __init__(self, key: str, reason: str):
+        super().__init__(f"{key}: {reason}")
+        self.key, self.reason = key, reason
 
 
 class DuplicateCommand(Exception):
@@ -368,8 +377,8 @@ class EventStore:
                     if _version_of(entry_id) > after]
         archive = archive_of(stream)
         blob = archive and self.redis.get(archive)
-        return [self._envelope(stream, _pairs(fields))
-                for _, fields in _after(_unpacked(blob), after)] if blob else []
+        return [self._envelope(stream, fields)
+                for _, fields in _after(_unpacked(blob, archive), after)] if blob else []
 
     def read_whole(self, streams: list[str], keys: list[str],
                    ) -> tuple[list[list[Envelope]], list[dict | None]]:
@@ -391,9 +400,9 @@ class EventStore:
             entries = next(replies)
             blob = next(replies) if archive is not None else None
             if not entries and blob:
-                entries = [(entry_id, _pairs(fields)) for entry_id, fields in _unpacked(blob)]
+                entries = _unpacked(blob, archive)
             events.append([self._envelope(stream, fields) for _, fields in entries])
-        return events, [None if raw is None else json.loads(_s(raw)) for raw in replies]
+        return events, [_stored_json(key, raw) for key, raw in zip(keys, replies)]
 
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
@@ -415,10 +424,10 @@ class EventStore:
         """One stream's reply to ``_READ_ON_LUA`` (version -1: the archive) as envelopes."""
         stream, held, head_hash = head
         if version < 0:
-            entries = _unpacked(entries)
+            entries = _unpacked(entries, archive_of(stream))
             version = held if held and _hash_in(entries, held) == head_hash else 0
             entries = _after(entries, version)
-        return version, [self._envelope(stream, _pairs(fields)) for _, fields in entries]
+        return version, [self._envelope(stream, fields) for _, fields in entries]
 
     def version(self, stream: str) -> int:
         return int(self.redis.xlen(stream))
@@ -472,7 +481,7 @@ class EventStore:
             envelopes = by_stream[w.stream] = []
             for offset, event in enumerate(w.events, start=1):
                 data = canonical_json(event.data)
-                fields = dict(type=event.type, data=json.loads(data),  # keys in stored order
+                fields = dict(type=event.type, data=jsonio.loads(data),  # keys in stored order
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
@@ -480,7 +489,7 @@ class EventStore:
                 envelopes.append(env)
                 stream_fields.append(self._stream_fields(w.stream, env, data))
                 prev = env.hash
-            stream_args.append(json.dumps(stream_fields, ensure_ascii=False))
+            stream_args.append(jsonio.dumps(stream_fields))
 
         extra = also_set(by_stream) if also_set else {}
         if any(table_of(key) != table for key in extra):
@@ -501,7 +510,7 @@ class EventStore:
         if ends_hand is not None and self.index_ended and status == "ok":
             self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
         if status == "duplicate":
-            raise DuplicateCommand(json.loads(_s(result[1])))
+            raise DuplicateCommand(jsonio.loads(result[1]))
         if status == "conflict":
             metrics.VERSION_CONFLICTS.inc()
             stream = _s(result[1])
@@ -514,11 +523,11 @@ class EventStore:
         """The record ``{"fingerprint", "answer"}`` of a command sent with this key before."""
         raw = self.redis.get(idempotency_key(idempotency.table_id, idempotency.scope,
                                              idempotency.key))
-        return None if raw is None else json.loads(_s(raw))
+        return None if raw is None else jsonio.loads(raw)
 
     def get_json(self, key: str) -> dict | None:
         raw = self.redis.get(key)
-        return None if raw is None else json.loads(_s(raw))
+        return None if raw is None else jsonio.loads(raw)
 
     def owed_jobs(self, table_id: str, older_than_seconds: float) -> list[str]:
         """Job names owed for at least ``older_than_seconds``, oldest first."""
@@ -630,16 +639,22 @@ class EventStore:
             pairs.append(("openings", self.cipher.encrypt(env.openings, _context(stream, env.version))))
         return [item for pair in pairs for item in pair]
 
-    def _envelope(self, stream: str, raw: dict) -> Envelope:
-        f = {k if type(k) is str else k.decode(): v if type(v) is str else v.decode()
-             for k, v in raw.items()}  # _s, inlined: this runs for every field read
-        version = int(f["version"])
-        openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
-                    if "openings" in f and self.cipher is not None else {})
-        return Envelope(type=f["type"], data=json.loads(f["data"]), version=version,
-                        event_id=f["event_id"], occurred_at=f["occurred_at"], actor=f["actor"],
-                        command_id=f.get("command_id"), prev_hash=f["prev_hash"], hash=f["hash"],
-                        openings=openings)
+    def _envelope(self, stream: str, raw: dict | list) -> Envelope:
+        """``raw``: the fields, as ``XRANGE`` gives them or flat (a script's, an archive's)."""
+        try:
+            if type(raw) is list:
+                raw = _pairs(raw)
+            f = {k if type(k) is str else k.decode(): v if type(v) is str else v.decode()
+                 for k, v in raw.items()}  # _s, inlined: this runs for every field read
+            version = int(f["version"])
+            openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
+                        if "openings" in f and self.cipher is not None else {})
+            return Envelope(type=f["type"], data=jsonio.loads(f["data"]), version=version,
+                            event_id=f["event_id"], occurred_at=f["occurred_at"],
+                            actor=f["actor"], command_id=f.get("command_id"),
+                            prev_hash=f["prev_hash"], hash=f["hash"], openings=openings)
+        except (KeyError, ValueError, AttributeError) as error:
+            raise UnreadableRecord(stream, f"{type(error).__name__}: {error}") from None
 
 
 def _pairs_of(entry: tuple) -> dict[str, str]:
@@ -661,9 +676,20 @@ def _packed(entries: list) -> bytes:
     return zlib.compress(json.dumps(flat, ensure_ascii=False, separators=(",", ":")).encode(), 9)
 
 
-def _unpacked(blob: bytes) -> list:
+def _unpacked(blob: bytes, archive: str) -> list:
     """An archive's entries, shaped as a script returns a stream's: ``[id, flat fields]``."""
-    return json.loads(zlib.decompress(blob))
+    try:
+        return [(str(entry_id), fields) for entry_id, fields in jsonio.loads(
+            zlib.decompress(blob))]
+    except (zlib.error, ValueError, TypeError) as error:
+        raise UnreadableRecord(archive, f"{type(error).__name__}: {error}") from None
+
+
+def _stored_json(key: str, raw: bytes | None) -> Any:
+    try:
+        return None if raw is None else jsonio.loads(raw)
+    except ValueError as error:
+        raise UnreadableRecord(key, f"{type(error).__name__}: {error}") from None
 
 
 def _version_of(entry_id: bytes | str) -> int:

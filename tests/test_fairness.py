@@ -364,6 +364,31 @@ def test_the_audit_catches_tampering_with_the_hand(client, fake_backend, table, 
         assert get(client, table, hand_no, "", table["auditor"])["status"] != "ended"
 
 
+def _garble(kind):
+    def change(entries):
+        entries[3]["data" if kind == "data" else "version"] = "{not json" if kind == "data" else "x"
+        return entries
+    return change
+
+
+@pytest.mark.parametrize("where", ["hand data", "hand version", "table data", "receipt"])
+def test_a_record_that_does_not_decode_fails_the_audit(client, fake_backend, table, where):
+    """Something other than the service wrote it: the audit says so rather than failing."""
+    hand_no = finished_hand(client, fake_backend, table)
+    redis, table_id = fake_backend.redis, table["id"]
+    if where == "receipt":
+        redis.set(receipt_key(table_id, hand_no), b"\x00 not json")
+    else:
+        stream = (hand_stream(table_id, hand_no) if where.startswith("hand")
+                  else table_stream(table_id))
+        _rewrite(redis, stream, _garble(where.split()[1]))
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["valid"] is False and audit["status"] == "ended"
+    [check] = audit["checks"]
+    assert check["name"] == "stored_records" and not check["ok"]
+    assert (receipt_key(table_id, hand_no) if where == "receipt" else ":events") in check["detail"]
+
+
 def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)

@@ -214,6 +214,16 @@ def test_a_tampered_archive_fails_the_audit(client, fake_backend, table, store):
     assert not next(c for c in result["checks"] if c["name"] == "hash_chain")["ok"]
 
 
+def test_an_archive_that_does_not_decode_fails_the_audit(client, fake_backend, table, store):
+    _, hand_no = played(client, fake_backend, table)
+    archive_ended_hands(store, 0.0)
+    fake_backend.redis.set(archive_key(table["id"], hand_no), b"not zlib")
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert audit["valid"] is False
+    [check] = audit["checks"]
+    assert check["name"] == "stored_records" and ":archive" in check["detail"]
+
+
 def test_the_sweep_archives_only_with_the_setting(client, fake_backend, table):
     hand_no, _ = played(client, fake_backend, table)
     stream = hand_stream(table["id"], hand_no)

@@ -90,7 +90,7 @@ def receipt(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/audit")
 def audit(table_id: str, hand_no: int):
-    snapshot = room().snapshot(table_id, hand_no)
+    snapshot = room().snapshot(table_id)  # not the hand: the audit reads it afresh
     require(snapshot.table.state, "auditor")
     return room().audit(table_id, hand_no, snapshot)
 
