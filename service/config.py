@@ -139,17 +139,16 @@ def _number(environ: Mapping[str, str], name: str, kind: type, default):
         value = kind(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if not math.isfinite(value):  # nan and inf pass every comparison below, or fail every one
+        raise ValueError(f"{name} must be a finite number, got {raw!r}")
     if value < 0:
         raise ValueError(f"{name} must not be negative, got {raw!r}")
     return value
 
 
 def _seconds(environ: Mapping[str, str], name: str) -> float | None:
-    """A number of seconds from 0 (finite); unset or empty: None (off)."""
-    value = _number(environ, name, float, None)
-    if value is not None and not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number of seconds, got {environ[name]!r}")
-    return value
+    """A number of seconds from 0; unset or empty: None (off)."""
+    return _number(environ, name, float, None)
 
 
 def _positive(value, name: str):

@@ -77,10 +77,13 @@ def test_config_reads_environment():
     assert Config.from_env({"REDIS_URL": "", "PORT": ""}) == Config()
 
 
-@pytest.mark.parametrize("name", ["PORT", "CARDROOM_OWED_JOB_AFTER"])
-def test_config_rejects_bad_numbers(name):
+@pytest.mark.parametrize("name, raw", [("PORT", "soon"), ("CARDROOM_OWED_JOB_AFTER", "soon"),
+                                       ("CARDROOM_OWED_JOB_AFTER", "nan"),
+                                       ("CARDROOM_OWED_JOB_AFTER", "inf"),
+                                       ("CARDROOM_SSE_HEARTBEAT", "inf")])
+def test_config_rejects_bad_numbers(name, raw):
     with pytest.raises(ValueError, match=name):
-        Config.from_env({name: "soon"})
+        Config.from_env({name: raw})
 
 
 # --- embedded backend --------------------------------------------------------
