@@ -67,6 +67,10 @@ class Keys:
     def seed_commitment(self, table_id: str, hand_no: int) -> str:
         return seed_commitment(self.server_seed(table_id, hand_no))
 
+    def table_id(self, idempotency_key: str) -> str:
+        """The id of the table made by a creation sent with ``idempotency_key``."""
+        return self._mac("cardroom/table-id/v1", idempotency_key).hex()[:16]
+
     def token(self, role: str, table_id: str, player_id: str = "") -> str:
         mac = self._mac("cardroom/token/v1", role, table_id, player_id)
         return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()

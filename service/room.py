@@ -29,7 +29,7 @@ from domain.events import Event, HandEnded
 from domain.games import GAMES
 from domain.games import game as game_of
 from domain.views import Viewer, hidden_values
-from service import metrics
+from service import jsonio, metrics
 from service.keys import Keys
 from service.reads import Loaded, Reads, Snapshot, project
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
@@ -88,22 +88,40 @@ class Cardroom(Reads):
 
     # --- table commands ----------------------------------------------------
 
-    def create_table(self, game: str, options: dict, max_seats: int | None) -> dict:
-        table_id = uuid.uuid4().hex[:16]
+    def create_table(self, game: str, options: dict, max_seats: int | None,
+                     client_key: ClientKey | None = None) -> dict:
+        """With an Idempotency-Key, the table's id is derived from the key, so that a retry
+        finds the table its first copy made and is answered its tokens again."""
+        table_id = self.keys.table_id(client_key.key) if client_key else uuid.uuid4().hex[:16]
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
         seats = max_seats if max_seats is not None else (
             GAMES[game].max_players if game in GAMES else 0)
-        events = table_rules.decide(table_rules.initial_state(), CreateTable(
-            game=game, options=options, max_seats=seats,
-            admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
-            next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
-        written = self.store.append([StreamWrite(table_stream(table_id), 0, sealed(events))],
-                                    actor="anonymous")
-        self.cache.extend(table_stream(table_id), Loaded(table_rules.initial_state(), 0),
-                          written[table_stream(table_id)], table_rules.evolve)
-        return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,
+        idem = _idempotency(table_id, "create", client_key)
+
+        def answer(remembered: dict) -> dict:
+            return {"table_id": table_id, "admin_token": admin, "auditor_token": auditor,
+                    **remembered}
+
+        def attempt():
+            events = table_rules.decide(table_rules.initial_state(), CreateTable(
+                game=game, options=options, max_seats=seats,
+                admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
+                next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
+            remembered = jsonio.loads(fairness.canonical_json({  # as a retry reads it back
                 "game": game, "max_seats": seats, "options": events[0].options,
-                "next_seed_commitment": events[0].next_seed_commitment}
+                "next_seed_commitment": events[0].next_seed_commitment}))
+            try:
+                written = self.store.append(
+                    [StreamWrite(table_stream(table_id), 0, sealed(events))], actor="anonymous",
+                    command_id=client_key and client_key.key, idempotency=idem,
+                    answer=remembered)
+            except VersionConflict:  # the key's table, made by a copy whose record expired
+                raise DomainError("table_exists", f"table {table_id} exists already: this "
+                                  "Idempotency-Key made it more than a day ago") from None
+            self.cache.extend(table_stream(table_id), Loaded(table_rules.initial_state(), 0),
+                              written[table_stream(table_id)], table_rules.evolve)
+            return answer(remembered)
+        return self._once(idem, attempt, answer)
 
     def seat_player(self, table_id: str, name: str, buy_in: int, client_seed: str,
                     client_key: ClientKey | None, table: Loaded | None = None) -> dict:

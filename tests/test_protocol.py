@@ -68,6 +68,13 @@ def test_a_write_to_a_table_path_with_a_trailing_slash_names_the_path(client, ta
     assert f"/v1/tables/{table['id']}/hands," in problem["detail"]
 
 
+@pytest.mark.parametrize("method", ["DELETE", "POST"])
+def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method):
+    response = client.open("/v1/games/", method=method)
+    assert_problem(response, 405, "method_not_allowed")
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
+
+
 def test_an_unknown_path_with_a_trailing_slash_is_a_plain_404(client):
     problem = assert_problem(client.get("/v1/nothing-here/"), 404, "not_found")
     assert "trailing slash" not in problem["detail"]
@@ -183,6 +190,34 @@ def test_replayed_joins_chips_and_hand_starts_are_marked(client, table):
         assert (first.status_code, again.status_code) == (201, 201), (url, again.get_json())
         assert "Idempotent-Replayed" not in first.headers, url
         assert again.headers.get("Idempotent-Replayed") == "true", url
+
+
+def test_a_retried_table_creation_makes_one_table(client, fake_backend):
+    """A creation whose answer was lost is retried: the same table and tokens again."""
+    body, key = {"game": "five-card-draw", "options": {"ante": 5}}, {"Idempotency-Key": "c-1"}
+    first = client.post("/v1/tables", json=body, headers=key)
+    again = client.post("/v1/tables", json=body, headers=key)
+    assert (first.status_code, again.status_code) == (201, 201), again.get_json()
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true" and again.data == first.data
+    assert len(fake_backend.redis.keys("t:*:events")) == 1
+    admin = {"Authorization": f"Bearer {again.json['admin_token']}"}
+    assert client.get(f"/v1/tables/{again.json['table_id']}", headers=admin).status_code == 200
+    other = client.post("/v1/tables", json={"game": "five-card-draw"}, headers=key)
+    assert other.status_code == 422 and other.json["code"] == "idempotency_key_reused"
+    assert "admin_token" not in other.json
+    fresh = client.post("/v1/tables", json=body, headers={"Idempotency-Key": "c-2"})
+    assert fresh.json["table_id"] != first.json["table_id"]
+
+
+def test_a_creation_key_whose_record_expired_gets_table_exists(client, fake_backend):
+    key = {"Idempotency-Key": "c-old"}
+    assert client.post("/v1/tables", json={"game": "five-card-draw"}, headers=key).status_code == 201
+    for record in fake_backend.redis.keys("t:*:idem:*"):
+        fake_backend.redis.delete(record)  # as its 24 hours' expiry would
+    again = client.post("/v1/tables", json={"game": "five-card-draw"}, headers=key)
+    assert again.status_code == 409 and again.json["code"] == "table_exists"
+    assert "admin_token" not in again.json
 
 
 def test_a_write_without_an_idempotency_key_is_never_marked(client, table):

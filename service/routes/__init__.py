@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from flask import current_app, redirect, request
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound, RequestEntityTooLarge
+from werkzeug.exceptions import MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -40,28 +40,22 @@ def without_trailing_slash():
     """Before every route: a path that names a route but for a trailing slash
     (``/v1/games/``) is redirected to it (GET and HEAD, 308) or, for other methods,
     refused with a 404 whose detail names it (a redirected write may be sent again
-    without its body by a careless client)."""
+    without its body by a careless client). A method that route does not take gets
+    its 405 at once."""
     path = request.path
     if not (isinstance(request.routing_exception, NotFound) and path.endswith("/")):
         return None
     target = path.rstrip("/")
-    if not target or not _is_route(target):
+    methods = current_app.create_url_adapter(request).allowed_methods(target) if target else []
+    if not methods:
         return None
+    if request.method not in methods:
+        raise MethodNotAllowed(valid_methods=methods)
     if request.method in ("GET", "HEAD"):
         query = request.query_string.decode("latin-1")
         return redirect(quote(request.script_root + target) + (f"?{query}" if query else ""), 308)
     raise ApiError(404, "not_found", f"there is no route at {path}; the path is {target}, "
                    "without the trailing slash")
-
-
-def _is_route(path: str) -> bool:
-    try:
-        current_app.create_url_adapter(request).match(path, method=request.method)
-    except MethodNotAllowed:
-        return True
-    except HTTPException:
-        return False
-    return True
 
 
 def body(schema: Schema) -> dict:

@@ -14,7 +14,8 @@ tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 @tables.post("")
 def create_table():
     request = body(schemas.create_table)
-    return room().create_table(request["game"], request["options"], request["max_seats"]), 201
+    return answered(room().create_table(request["game"], request["options"],
+                                        request["max_seats"], client_key(request)), 201)
 
 
 @tables.get("/<table_id>")
