@@ -66,6 +66,7 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
         "preload_app": False,
         "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise
         "errorlog": "-",
+        "logger_class": "service.logs.GunicornLogger",
         "accesslog": None,  # cardroom logs each request itself, as JSON (service.logs)
     }
 

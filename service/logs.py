@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 
 from flask import g, has_request_context, request
+from gunicorn import glogging
 
 from service import jsonio
 
@@ -95,6 +96,16 @@ class RequestIdFilter(logging.Filter):
         if not hasattr(record, "request_id"):
             record.request_id = request_id()
         return True
+
+
+class GunicornLogger(glogging.Logger):
+    """gunicorn's own lines (workers started and stopped, requests it refuses before the
+    app sees them) as JSON too, so that every line on stderr parses."""
+
+    def setup(self, cfg) -> None:
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            handler.setFormatter(JsonFormatter())
 
 
 def json_handler(stream=None) -> logging.Handler:

@@ -124,3 +124,19 @@ def test_a_line_outside_a_request_has_no_request_id_and_keeps_its_traceback(log_
     (line,) = log_lines()
     assert line["message"] == "the sweeper failed" and "request_id" not in line
     assert "ValueError: bad value" in line["exception"]
+
+
+def test_gunicorns_own_lines_are_json_too(capsys):
+    """A request gunicorn refuses before the app sees it is logged by gunicorn itself."""
+    from gunicorn.config import Config as GunicornConfig
+
+    from service.cli import gunicorn_options
+    from service.logs import GunicornLogger
+    config = GunicornConfig()
+    for name, value in gunicorn_options("127.0.0.1", 8000, 1, 1).items():
+        config.set(name, value)
+    assert config.logger_class is GunicornLogger
+    GunicornLogger(config).warning("Invalid request from ip=%s: %s", "127.0.0.1", "folding")
+    line = json.loads(capsys.readouterr().err.splitlines()[-1])
+    assert (line["logger"], line["level"]) == ("gunicorn.error", "WARNING")
+    assert line["message"] == "Invalid request from ip=127.0.0.1: folding"
