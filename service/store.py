@@ -186,7 +186,6 @@ class UnreadableRecord(Exception):
 
     def __init__(self, key: str, reason: str):
         super().__init__(f"{key}: {reason}")
-        self.key, self.reason = key, reason
 
 
 class DuplicateCommand(Exception):
