@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import socket
 import subprocess
 import time
 import urllib.request
@@ -186,6 +188,48 @@ def _check_serve(cardroom_process, tmp_path, mode: str, *args: str, **env: str):
 
 def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
     _check_serve(cardroom_process, tmp_path, "embedded mode")
+
+
+# Requests gunicorn cannot parse, so refuses before the app sees them
+UNREADABLE = [
+    (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",
+     431, "request_header_fields_too_large"),
+    (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+    (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-A: b\r\n  folded\r\n\r\n", 400, "bad_request"),
+    (b"POST /v1/tables HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+     b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "bad_request"),
+    (b"BLAH\r\n\r\n", 400, "bad_request"),
+]
+
+
+def _raw_exchange(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as sock:
+        sock.sendall(request)
+        answer = b"".join(iter(lambda: sock.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+def test_serve_answers_requests_it_cannot_parse_as_problems(cardroom_process, tmp_path):
+    port = free_port()
+    proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
+    wait_for(lambda: _healthz(f"http://127.0.0.1:{port}") == 200 or proc.poll() is not None,
+             what="/healthz")
+    for request, status, code in UNREADABLE:
+        answered, headers, body = _raw_exchange(port, request)
+        problem = json.loads(body)
+        assert (answered, problem["status"], problem["code"]) == (status, status, code)
+        assert headers["content-type"] == "application/problem+json"
+        assert problem["request_id"] == headers["x-request-id"]
+        assert int(headers["content-length"]) == len(body)
+    log = proc.log_path.read_text()
+    assert stop(proc, signal.SIGTERM) == 0, log
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    refused = [line for line in lines if line["message"].startswith("refused before the app")]
+    assert [(line["status"], line["code"]) for line in refused] == [
+        (status, code) for _, status, code in UNREADABLE]
 
 
 @pytest.mark.redis

@@ -1,0 +1,44 @@
+"""Requests that gunicorn refuses before the app sees them, answered as problem+json.
+
+A request line or header over gunicorn's limits (414, 431), a malformed request line or
+header, a folded header, a body both chunked and sized (400): gunicorn answers these
+itself, by default with an HTML page. ``cardroom serve``'s worker class answers them as
+the app answers any bad request: ``application/problem+json`` with a stable ``code``
+(gunicorn's reason, as Werkzeug's names become codes: ``request_header_fields_too_large``)
+and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line.
+"""
+
+from __future__ import annotations
+
+import os
+
+from gunicorn import util
+from gunicorn.workers.gthread import ThreadWorker
+
+from service import jsonio
+from service.logs import access_log
+
+
+def write_problem(sock, status: int, reason: str, detail: str) -> None:
+    """As gunicorn's ``util.write_error(sock, status_int, reason, mesg)``, in problem+json."""
+    code = reason.lower().replace(" ", "_")
+    request_id = os.urandom(16).hex()
+    body = jsonio.dumps({"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
+                         "status": status, "detail": detail or reason, "code": code,
+                         "request_id": request_id}).encode()
+    head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
+            f"X-Request-Id: {request_id}\r\n\r\n")
+    access_log.info("refused before the app: %s %s", status, reason,
+                    extra={"fields": {"status": status, "code": code},
+                           "request_id": request_id})
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+class ProblemThreadWorker(ThreadWorker):
+    """gunicorn's ``gthread`` worker, its own refusals written by ``write_problem``."""
+
+    def init_process(self):
+        util.write_error = write_problem  # the one place gunicorn writes its error pages
+        super().init_process()
+
