@@ -13,8 +13,9 @@ see ``service.jobs``), so that a job it is running is not taken for lost.
 SIGTERM or SIGINT stops it after the current job (a second one stops it at
 once), with exit status 0.
 
-It logs what RQ logs at INFO: its start and stop, and for each job the line as it
-takes it and two as it completes it (RQ's third, "result is kept for ... seconds",
+It logs as the API does (``service.logs``: one JSON object a line, on stderr) what RQ
+logs at INFO: its start and stop, and for each job the line as it takes it and two as
+it completes it (RQ's third, "result is kept for ... seconds",
 is left out), or the job's traceback at ERROR when it fails.
 
 When Redis goes away the worker waits for it. RQ retries its own wait for a
@@ -37,7 +38,7 @@ import prometheus_client
 from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
-from service import jobs
+from service import jobs, logs
 from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
 from service.config import Config
 
@@ -101,7 +102,7 @@ def run_worker(config: Config, metrics_port: int | None = None) -> int:
             "cardroom worker needs REDIS_URL (e.g. redis://127.0.0.1:6379/0); "
             "without it, `cardroom serve` runs jobs in an embedded worker thread"
         )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logs.configure()  # JSON lines, as the API's: RQ's own lines too
     outage = Outage(log, "the worker waits for it and reconnects")
     logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -41,6 +42,12 @@ def free_cluster_port() -> int:
             except OSError:
                 continue
         return port
+
+
+def logged(output: str, logger: str) -> list[str]:
+    """The messages of ``logger`` among a process's JSON log lines (``service.logs``)."""
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    return [line["message"] for line in lines if line["logger"] == logger]
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
