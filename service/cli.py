@@ -72,13 +72,14 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
 
 
 def _load_cardroom(config: Config):
-    from service import logs
+    from service import logs, metrics
     from service.app import create_app
     from service.backend import Backend
 
     logs.configure()
     backend = Backend.from_config(config)
     if backend.embedded:
+        metrics.job_metrics()  # at zero until the job thread runs a job
         backend.start_worker_thread()
     return create_app(config, backend=backend)
 

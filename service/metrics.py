@@ -14,6 +14,9 @@ Counted where it happens, in the process where it happens:
 - ended hands archived (``service.retention``), by whatever sweeps: the ``cardroom
   worker`` processes, or the job thread of the API process in embedded mode.
 
+The showdown job and archive metrics exist only in a process that runs jobs and sweeps
+(``job_metrics``): an API process beside separate workers shows none.
+
 Owed jobs are not counted but read from Redis at scrape time (``OwedJobs``).
 
 Under ``cardroom serve`` every API process writes its samples to files in
@@ -31,6 +34,7 @@ import math
 import os
 import time
 from datetime import datetime, timezone
+from functools import cache
 from typing import Callable
 
 from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge,
@@ -57,18 +61,36 @@ VERSION_CONFLICTS = Counter(
     "409 when the client pinned the version, else retried)")
 IDEMPOTENT_REPLAYS = Counter("cardroom_idempotent_replays",
                              "Commands answered from their Idempotency-Key's first answer")
-SHOWDOWN_JOBS = Counter("cardroom_showdown_jobs",
-                        "Showdown jobs run, by outcome (settled, nothing_to_do, failed)",
-                        ["outcome"])
-SHOWDOWN_JOB_SECONDS = Histogram("cardroom_showdown_job_duration_seconds",
-                                 "Time a showdown job took to run", buckets=_LATENCY_BUCKETS)
-SHOWDOWN_JOB_AGE = Histogram("cardroom_showdown_job_age_seconds",
-                             "Time from a showdown job's (last) enqueue to its start",
-                             buckets=_LATENCY_BUCKETS)
-HANDS_ARCHIVED = Counter("cardroom_hands_archived",
-                         "Ended hands whose stream this process replaced by its archive")
 SSE_STREAMS_OPEN = Gauge("cardroom_sse_streams_open", "Server-sent event streams open",
                          multiprocess_mode="livesum")
+
+
+class JobMetrics:
+    """The metrics of showdown jobs and of archiving, which only a process that runs jobs
+    and sweeps moves (``job_metrics``)."""
+
+    def __init__(self):
+        self.showdown_jobs = Counter(
+            "cardroom_showdown_jobs", "Showdown jobs run, by outcome (settled, nothing_to_do, "
+            "failed)", ["outcome"])
+        self.showdown_job_seconds = Histogram(
+            "cardroom_showdown_job_duration_seconds", "Time a showdown job took to run",
+            buckets=_LATENCY_BUCKETS)
+        self.showdown_job_age = Histogram(
+            "cardroom_showdown_job_age_seconds",
+            "Time from a showdown job's (last) enqueue to its start", buckets=_LATENCY_BUCKETS)
+        self.hands_archived = Counter(
+            "cardroom_hands_archived",
+            "Ended hands whose stream this process replaced by its archive")
+
+
+@cache
+def job_metrics() -> JobMetrics:
+    """This process's job metrics, made on first use: by ``cardroom worker`` as it starts,
+    by the API as its embedded job thread starts. An API process beside separate workers
+    never makes them, so its ``/metrics`` shows no job series that only workers move."""
+    return JobMetrics()
+
 
 _request_series: dict[tuple[str, str, int], tuple] = {}
 
@@ -87,17 +109,18 @@ def observe_request(route: str, method: str, status: int, seconds: float) -> Non
 
 def showdown_job(enqueued_at: datetime | None, settle: Callable[[], bool]) -> bool:
     """Run ``settle`` (True: it settled the hand) as a showdown job, counting it."""
+    counted = job_metrics()
     if enqueued_at is not None:
         age = datetime.now(timezone.utc) - enqueued_at.replace(tzinfo=timezone.utc)
-        SHOWDOWN_JOB_AGE.observe(max(0.0, age.total_seconds()))
+        counted.showdown_job_age.observe(max(0.0, age.total_seconds()))
     outcome, started = "failed", time.perf_counter()
     try:
         settled = settle()
         outcome = "settled" if settled else "nothing_to_do"
         return settled
     finally:
-        SHOWDOWN_JOB_SECONDS.observe(time.perf_counter() - started)
-        SHOWDOWN_JOBS.labels(outcome).inc()
+        counted.showdown_job_seconds.observe(time.perf_counter() - started)
+        counted.showdown_jobs.labels(outcome).inc()
 
 
 def exposition(store) -> tuple[bytes, str]:

@@ -52,7 +52,7 @@ def archive_ended_hands(store: EventStore, archive_after: float | None,
             continue
         if outcome == "archived":
             archived += 1
-            metrics.HANDS_ARCHIVED.inc()
+            metrics.job_metrics().hands_archived.inc()
         if outcome != "changed":  # changed: it moved on since the read; next sweep
             settled.append((table_id, hand_no))
     store.forget_ended_hands(settled, cutoff)

@@ -38,7 +38,7 @@ import prometheus_client
 from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
-from service import jobs, logs
+from service import jobs, logs, metrics
 from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
 from service.config import Config
 
@@ -106,6 +106,7 @@ def run_worker(config: Config, metrics_port: int | None = None) -> int:
     outage = Outage(log, "the worker waits for it and reconnects")
     logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)
+    metrics.job_metrics()  # at zero until a job runs
     if metrics_port is not None:
         prometheus_client.start_http_server(metrics_port, addr=config.host)
     threading.Thread(

@@ -89,9 +89,9 @@ def test_every_read_of_an_archived_hand_is_unchanged_warm_and_cold(client, fake_
     before = {hand_no: every_read(client, table, hand_no) for hand_no in hands}
     assert before[hands[0]]["auditor", "/audit"][0] == 200
     assert json.loads(before[hands[0]]["auditor", "/audit"][1])["valid"]
-    counted = metrics.HANDS_ARCHIVED._value.get()
+    counted = metrics.job_metrics().hands_archived._value.get()
     assert archive_ended_hands(store, 0.0) == 2
-    assert metrics.HANDS_ARCHIVED._value.get() == counted + 2
+    assert metrics.job_metrics().hands_archived._value.get() == counted + 2
     redis = fake_backend.redis
     for hand_no in hands:
         assert not redis.exists(hand_stream(table["id"], hand_no))

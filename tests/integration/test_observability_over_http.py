@@ -91,6 +91,8 @@ def test_metrics_sum_both_api_processes_and_the_worker_counts_its_showdown(
     by_name = {s.name: s.value for s in samples if not s.labels}
     assert by_name["cardroom_appends_total"] == played.actions + 5  # table, 3 seats, start
     assert by_name["cardroom_owed_jobs"] == 0 and by_name["cardroom_store_up"] == 1
+    assert not [s for s in samples if s.name.startswith(("cardroom_showdown_job",
+                                                          "cardroom_hands_archived"))]
 
     lines = access_lines(server.log_path)
     assert len([line for line in lines if line["route"] not in ("/healthz", "/metrics")]) == \
