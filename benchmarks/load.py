@@ -402,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
         watched["redis"] = listening(urlsplit(args.redis_url).port or 6379)
     print(f"pids: api {sorted(api)}, workers {sorted(watched['workers'])}, "
           f"redis {sorted(watched['redis'])}", flush=True)
+    if not args.redis_url:
+        print("no --redis-url (nor REDIS_URL): the workers' and Redis's CPU count as other",
+              flush=True)
 
     probes = {}
     if args.floor:

@@ -259,7 +259,7 @@ class Cardroom(Reads):
         one when ``table_id`` is None): table and hand events, settlement and receipt in one
         write, or nothing when the document is refused."""
         if table_id is None:
-            return self._import_at_new_table(text)
+            return self._import_at_new_table(text, client_key)
         idem = _idempotency(table_id, "import", client_key)
 
         def attempt():
@@ -268,18 +268,32 @@ class Cardroom(Reads):
             return self._store_import(table_id, table, imported, [], idem, client_key)
         return self._once(idem, attempt, lambda remembered: remembered)
 
-    def _import_at_new_table(self, text: str) -> dict:
+    def _import_at_new_table(self, text: str, client_key: ClientKey | None) -> dict:
+        """As ``create_table``: with an Idempotency-Key, the table's id is derived from the
+        key (the same key creates one table, whichever route it is sent to), so that a
+        retry finds the import its first copy made and is answered it again."""
         imported = phh.import_hand(text, 1)
-        table_id = uuid.uuid4().hex[:16]
+        table_id = self.keys.table_id(client_key.key) if client_key else uuid.uuid4().hex[:16]
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
-        created = table_rules.decide(table_rules.initial_state(), CreateTable(
-            game=imported.game, options=imported.options,
-            max_seats=GAMES[imported.game].max_players, admin_token_hash=hash_token(admin),
-            auditor_token_hash=hash_token(auditor),
-            next_seed_commitment=self.keys.seed_commitment(table_id, 1), imports=True))
-        table = Loaded(reduce(table_rules.evolve, created, table_rules.initial_state()), 0)
-        body = self._store_import(table_id, table, imported, created, None, None)
-        return {**body, "admin_token": admin, "auditor_token": auditor}
+        idem = _idempotency(table_id, "create", client_key)
+
+        def answer(remembered: dict) -> dict:
+            return {**remembered, "admin_token": admin, "auditor_token": auditor}
+
+        def attempt():
+            created = table_rules.decide(table_rules.initial_state(), CreateTable(
+                game=imported.game, options=imported.options,
+                max_seats=GAMES[imported.game].max_players, admin_token_hash=hash_token(admin),
+                auditor_token_hash=hash_token(auditor),
+                next_seed_commitment=self.keys.seed_commitment(table_id, 1), imports=True))
+            table = Loaded(reduce(table_rules.evolve, created, table_rules.initial_state()), 0)
+            try:
+                body = self._store_import(table_id, table, imported, created, idem, client_key)
+            except VersionConflict:  # the key's table, made by a copy whose record expired
+                raise DomainError("table_exists", f"table {table_id} exists already: this "
+                                  "Idempotency-Key made it more than a day ago") from None
+            return answer(jsonio.loads(fairness.canonical_json(body)))  # as a retry reads it
+        return self._once(idem, attempt, answer)
 
     def _store_import(self, table_id, table: Loaded, imported, created, idem, client_key,
                       ) -> dict:

@@ -52,6 +52,25 @@ def test_more_hands_go_to_an_import_table_with_its_admin_token_once_per_key(clie
                                json={"name": "eve", "buy_in": 10}), 422, "import_table")
 
 
+def test_a_retried_import_to_a_new_table_makes_one_table(client, fake_backend):
+    key = {"Idempotency-Key": "import-1"}
+    first = client.post(IMPORTS, json={"phh": DOCUMENT}, headers=key)
+    again = client.post(IMPORTS, json={"phh": DOCUMENT}, headers=key)
+    assert (first.status_code, again.status_code) == (201, 201), again.json
+    assert "Idempotent-Replayed" not in first.headers
+    assert again.headers["Idempotent-Replayed"] == "true" and again.data == first.data
+    assert len(fake_backend.redis.keys("t:{*}:events")) == 1  # one table
+    audit = client.get(f"/v1/tables/{again.json['table_id']}/hands/1/audit",
+                       headers=auth(again.json["auditor_token"]))
+    assert audit.json["valid"], audit.json
+    other = client.post(IMPORTS, json={"phh": DOCUMENT.replace("Dwan", "Dwan2")}, headers=key)
+    assert_problem(other, 422, "idempotency_key_reused")
+    creation = client.post("/v1/tables", json={"game": "five-card-draw"}, headers=key)
+    assert_problem(creation, 422, "idempotency_key_reused")
+    fresh = client.post(IMPORTS, json={"phh": DOCUMENT}, headers={"Idempotency-Key": "import-2"})
+    assert fresh.status_code == 201 and fresh.json["table_id"] != first.json["table_id"]
+
+
 def test_hands_are_not_imported_at_a_played_table(client, table):
     response = client.post(IMPORTS, json={"phh": DOCUMENT, "table_id": table["id"]},
                            headers=table["admin"])
