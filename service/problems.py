@@ -11,6 +11,7 @@ from service.backend import Outage, store_unavailable
 from service.logs import request_id
 from service.reads import NotFound
 from service.room import StaleVersion
+from service.store import UnreadableRecord
 
 # Domain refusals are 422 unless they are about who may act or about timing.
 DOMAIN_STATUS = {"not_your_turn": 403, "not_in_hand": 403, "hand_in_progress": 409,
@@ -85,6 +86,13 @@ def register(app: Flask) -> None:
         response.headers.extend((name, value) for name, value in error.get_headers()
                                 if name.lower() != "content-type")  # such as a 405's Allow
         return response
+
+    @app.errorhandler(UnreadableRecord)
+    def unreadable(error: UnreadableRecord):
+        """Something other than this service wrote the record: no traceback of ours."""
+        app.logger.error("a stored record does not decode: %s", error)
+        return problem(500, "stored_record_unreadable", "a stored record of this table does "
+                       "not decode; the hand's audit names it")
 
     @app.errorhandler(StoreUnavailable)
     def store_down(error: Exception):

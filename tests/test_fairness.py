@@ -389,6 +389,17 @@ def test_a_record_that_does_not_decode_fails_the_audit(client, fake_backend, tab
     assert (receipt_key(table_id, hand_no) if where == "receipt" else ":events") in check["detail"]
 
 
+@pytest.mark.parametrize("route", ["/events", "/history"])
+def test_other_reads_of_a_record_that_does_not_decode_are_a_500_that_says_so(
+        client, fake_backend, table, route):
+    hand_no = finished_hand(client, fake_backend, table)
+    _rewrite(fake_backend.redis, hand_stream(table["id"], hand_no), _garble("data"))
+    response = client.get(f"/v1/tables/{table['id']}/hands/{hand_no}{route}",
+                          headers=table["auditor"])
+    assert response.status_code == 500 and response.mimetype == "application/problem+json"
+    assert response.json["code"] == "stored_record_unreadable"
+
+
 def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)
