@@ -61,7 +61,7 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
     return {
         "bind": f"{host}:{port}",
         "workers": workers,
-        "worker_class": "service.refusals.ProblemThreadWorker",  # gthread
+        "worker_class": "service.refusals.ProblemThreadWorker",  # gthread, refusing in JSON
         "threads": threads,
         "preload_app": False,
         "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise

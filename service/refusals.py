@@ -41,4 +41,3 @@ class ProblemThreadWorker(ThreadWorker):
     def init_process(self):
         util.write_error = write_problem  # the one place gunicorn writes its error pages
         super().init_process()
-

@@ -15,8 +15,8 @@ once), with exit status 0.
 
 It logs as the API does (``service.logs``: one JSON object a line, on stderr) what RQ
 logs at INFO: its start and stop, and for each job the line as it takes it and two as
-it completes it (RQ's third, "result is kept for ... seconds",
-is left out), or the job's traceback at ERROR when it fails.
+it completes it (RQ's third, "result is kept for ... seconds", is left out), or the
+job's traceback at ERROR when it fails.
 
 When Redis goes away the worker waits for it. RQ retries its own wait for a
 job (here at most ``BACKOFF_MAX`` seconds apart), but quits on a Redis error
