@@ -45,8 +45,9 @@ def free_cluster_port() -> int:
 
 
 def logged(output: str, logger: str) -> list[str]:
-    """The messages of ``logger`` among a process's JSON log lines (``service.logs``)."""
-    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    """The messages of ``logger`` among a process's JSON log lines (``service.logs``); a
+    last line still being written is left out."""
+    lines = [json.loads(line) for line in output.split("\n")[:-1] if line.startswith("{")]
     return [line["message"] for line in lines if line["logger"] == logger]
 
 
