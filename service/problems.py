@@ -32,11 +32,15 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
-def problem(status: int, code: str, detail: str, **extra):
-    body = {"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
+def problem_body(status: int, code: str, detail: str, request_id: str | None,
+                 **extra) -> dict:
+    return {"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
             "status": status, "detail": detail, "code": code, **extra,
-            "request_id": request_id()}
-    response = jsonify(body)
+            "request_id": request_id}
+
+
+def problem(status: int, code: str, detail: str, **extra):
+    response = jsonify(problem_body(status, code, detail, request_id(), **extra))
     response.status_code = status
     response.mimetype = "application/problem+json"
     return response

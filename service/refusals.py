@@ -17,15 +17,14 @@ from gunicorn.workers.gthread import ThreadWorker
 
 from service import jsonio
 from service.logs import access_log
+from service.problems import problem_body
 
 
 def write_problem(sock, status: int, reason: str, detail: str) -> None:
     """As gunicorn's ``util.write_error(sock, status_int, reason, mesg)``, in problem+json."""
     code = reason.lower().replace(" ", "_")
     request_id = os.urandom(16).hex()
-    body = jsonio.dumps({"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
-                         "status": status, "detail": detail or reason, "code": code,
-                         "request_id": request_id}).encode()
+    body = jsonio.dumps(problem_body(status, code, detail or reason, request_id)).encode()
     head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
             f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
             f"X-Request-Id: {request_id}\r\n\r\n")

@@ -92,7 +92,7 @@ class Cardroom(Reads):
                      client_key: ClientKey | None = None) -> dict:
         """With an Idempotency-Key, the table's id is derived from the key, so that a retry
         finds the table its first copy made and is answered its tokens again."""
-        table_id = self.keys.table_id(client_key.key) if client_key else uuid.uuid4().hex[:16]
+        table_id = self._new_table_id(client_key)
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
         seats = max_seats if max_seats is not None else (
             GAMES[game].max_players if game in GAMES else 0)
@@ -116,12 +116,16 @@ class Cardroom(Reads):
                     command_id=client_key and client_key.key, idempotency=idem,
                     answer=remembered)
             except VersionConflict:  # the key's table, made by a copy whose record expired
-                raise DomainError("table_exists", f"table {table_id} exists already: this "
-                                  "Idempotency-Key made it more than a day ago") from None
+                raise _made_by_an_expired_key(table_id) from None
             self.cache.extend(table_stream(table_id), Loaded(table_rules.initial_state(), 0),
                               written[table_stream(table_id)], table_rules.evolve)
             return answer(remembered)
         return self._once(idem, attempt, answer)
+
+    def _new_table_id(self, client_key: ClientKey | None) -> str:
+        """A new table's id: derived from the Idempotency-Key if there is one, so that a
+        retry of the creation (or import) finds the table its first copy made."""
+        return self.keys.table_id(client_key.key) if client_key else uuid.uuid4().hex[:16]
 
     def seat_player(self, table_id: str, name: str, buy_in: int, client_seed: str,
                     client_key: ClientKey | None, table: Loaded | None = None) -> dict:
@@ -273,7 +277,7 @@ class Cardroom(Reads):
         key (the same key creates one table, whichever route it is sent to), so that a
         retry finds the import its first copy made and is answered it again."""
         imported = phh.import_hand(text, 1)
-        table_id = self.keys.table_id(client_key.key) if client_key else uuid.uuid4().hex[:16]
+        table_id = self._new_table_id(client_key)
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
         idem = _idempotency(table_id, "create", client_key)
 
@@ -290,8 +294,7 @@ class Cardroom(Reads):
             try:
                 body = self._store_import(table_id, table, imported, created, idem, client_key)
             except VersionConflict:  # the key's table, made by a copy whose record expired
-                raise DomainError("table_exists", f"table {table_id} exists already: this "
-                                  "Idempotency-Key made it more than a day ago") from None
+                raise _made_by_an_expired_key(table_id) from None
             return answer(jsonio.loads(fairness.canonical_json(body)))  # as a retry reads it
         return self._once(idem, attempt, answer)
 
@@ -410,6 +413,12 @@ class Cardroom(Reads):
             return {receipt_key(table_id, hand_no): fairness.canonical_json(
                 {"receipt": receipt, "signature": self.keys.sign(receipt)})}
         return signed
+
+
+def _made_by_an_expired_key(table_id: str) -> DomainError:
+    """The table a key's creation would make exists, but the key's record has expired."""
+    return DomainError("table_exists", f"table {table_id} exists already: this "
+                       "Idempotency-Key made it more than a day ago")
 
 
 def _idempotency(table_id: str, scope: str | None, client_key: ClientKey | None,
