@@ -2,15 +2,17 @@
 
 A ``Backend`` is what the app and the workers share: ``redis``, the events' client
 (the event store, its owed markers and index), and ``rq``, the job queue's client
-(the queue, RQ's jobs and workers, the worker-alive keys). They are one client
-unless ``RQ_REDIS_URL`` names another Redis, as it must when the events live on a
+(the queue, RQ's jobs and workers, the worker-alive keys). With a real Redis they are
+one client unless ``RQ_REDIS_URL`` names another Redis, as it must when the events live on a
 Redis Cluster (``REDIS_CLUSTER=true``: ``redis`` is a ``RedisCluster``), since RQ
 does not support Cluster. Clients use ``decode_responses=False`` (replies are
 ``bytes``) because RQ stores pickled jobs and cannot work on a decoding client;
 the event store decodes itself.
 
-Embedded mode (``Config.redis_url`` is None) runs an in-process
-``fakeredis.FakeServer`` with Lua (``fakeredis[lua]``). Its jobs run in a
+Embedded mode (``Config.redis_url`` is None) runs two in-process
+``fakeredis.FakeServer``s with Lua (``fakeredis[lua]``), one for the events and one
+for the job queue: a fakeredis server runs each command, a script whole, under its
+lock, so RQ's commands of a job never wait behind a request's script. Its jobs run in a
 daemon thread that loops: sweep owed jobs and, with ``CARDROOM_ARCHIVE_AFTER``, ended
 hands to archive (``service.retention``; about once a second), drain the queue with the
 backend's one RQ worker (RQ's burst loop; the worker is registered once, at the first
@@ -161,12 +163,13 @@ class Backend:
             events = connect(config.redis_url, cluster=config.redis_cluster)
             rq = connect(config.rq_url) if config.rq_apart else None
             return cls(config, events, embedded=False, rq_client=rq)
-        client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+        events = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+        rq = fakeredis.FakeRedis(server=fakeredis.FakeServer())
         # fakeredis has no INFO, so RQ asks for the server's version (with an INFO that
         # fails) at every dequeue; this is the cache RQ keeps on a client after a
         # successful INFO, filled with what RQ falls back to (harmless if RQ renames it)
-        setattr(client, "__rq_redis_server_version", FAKEREDIS_VERSION_FOR_RQ)
-        return cls(config, client, embedded=True)
+        setattr(rq, "__rq_redis_server_version", FAKEREDIS_VERSION_FOR_RQ)
+        return cls(config, events, embedded=True, rq_client=rq)
 
     def ping(self) -> bool:
         try:

@@ -32,9 +32,10 @@ settles nothing.
 
 RQ's keys (jobs, queue, worker-alive keys) live on the job queue's Redis
 (``backend.rq``), the owed markers and their index with the events
-(``backend.redis``): these are one Redis unless ``RQ_REDIS_URL`` says otherwise
-(see ``service.backend``). A job reaches the events through its own connection,
-or through the events' client of its process when they live apart.
+(``backend.redis``): these are one Redis unless ``RQ_REDIS_URL`` says otherwise,
+and two in-process servers in embedded mode (see ``service.backend``). A job
+reaches the events through its own connection, or through the events' client of
+its process when they live apart (embedded: its app's ``Cardroom``).
 """
 
 from __future__ import annotations

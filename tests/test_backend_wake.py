@@ -56,7 +56,7 @@ def test_any_enqueue_on_the_backend_queue_wakes_the_worker(fake_backend, waits):
     for n in range(3):
         wait_for(lambda: asleep(waits), what="the worker thread to go to sleep")
         fake_backend.queue.enqueue(set_key, f"k{n}", "done")
-        wait_for(lambda: fake_backend.redis.get(f"k{n}") == b"done", what=f"job {n}")
+        wait_for(lambda: fake_backend.rq.get(f"k{n}") == b"done", what=f"job {n}")
     assert [result for _, result in waits[:3]] == [True, True, True], waits
     assert all(result is not False for _, result in waits), waits  # no wait timed out
 

@@ -106,7 +106,7 @@ def test_a_job_past_its_timeout_fails_and_the_thread_goes_on(fake_backend, monke
     assert overlong.get_status() == JobStatus.FAILED
     assert "JobTimeoutException" in overlong.latest_result().exc_string
     assert run(fake_backend, set_key, "after", "ok").get_status() == JobStatus.FINISHED
-    assert fake_backend.redis.get("after") == b"ok"
+    assert fake_backend.rq.get("after") == b"ok"
 
 
 def test_stopping_the_thread_registers_the_worker_s_death(fake_backend):

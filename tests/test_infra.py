@@ -98,6 +98,18 @@ def test_embedded_backend_runs_lua_and_returns_bytes(fake_backend):
     assert fake_backend.queue.name == "cardroom"
 
 
+def test_embedded_jobs_keep_to_a_server_apart_from_the_events(fake_backend, client):
+    """So that RQ's commands of a job never wait behind a request's script (a fakeredis
+    server runs each under its one lock); the showdown still settles through the app."""
+    from tests.test_testhooks import _a_hand_at_its_showdown
+
+    hand_path, admin = _a_hand_at_its_showdown(client)
+    assert fake_backend.run_jobs(), "no showdown job was queued"
+    assert client.get(hand_path, headers=admin).get_json()["status"] == "ended"
+    assert fake_backend.rq.keys("rq:job:*"), "the job left no record on the queue's server"
+    assert not fake_backend.redis.keys("rq:*")
+
+
 def test_embedded_backends_do_not_share_data(fake_backend):
     other = Backend.from_config(Config())
     fake_backend.redis.set("mine", "1")
@@ -109,14 +121,14 @@ def test_run_jobs_drains_the_queue_in_the_calling_thread(fake_backend):
     for i in range(3):
         fake_backend.queue.enqueue(set_key, f"k{i}", str(i))
     assert fake_backend.run_jobs() is True
-    assert [fake_backend.redis.get(f"k{i}") for i in range(3)] == [b"0", b"1", b"2"]
+    assert [fake_backend.rq.get(f"k{i}") for i in range(3)] == [b"0", b"1", b"2"]
     assert fake_backend.queue.count == 0
 
 
 def test_worker_thread_runs_jobs_and_sweeps(fake_backend, sweeper_calls):
     thread = fake_backend.start_worker_thread()
     job = fake_backend.queue.enqueue(set_key, "done", "yes")
-    wait_for(lambda: fake_backend.redis.get("done") == b"yes", what="the job")
+    wait_for(lambda: fake_backend.rq.get("done") == b"yes", what="the job")
     wait_for(lambda: sweeper_calls, what="enqueue_owed_jobs")
     assert sweeper_calls[0] is fake_backend
     wait_for(lambda: job.get_status(refresh=True) == "finished", what="the job to finish")
@@ -133,7 +145,7 @@ def test_worker_thread_survives_a_failing_sweeper(fake_backend, sweeper_calls, m
     fake_backend.start_worker_thread()
     wait_for(lambda: sweeper_calls, what="the failing sweep")
     fake_backend.queue.enqueue(set_key, "after", "ok")
-    wait_for(lambda: fake_backend.redis.get("after") == b"ok", what="the job")
+    wait_for(lambda: fake_backend.rq.get("after") == b"ok", what="the job")
 
 
 # --- cardroom worker ---------------------------------------------------------
