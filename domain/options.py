@@ -17,6 +17,8 @@ from typing import Any
 
 from domain.errors import DomainError
 
+MAX_AMOUNT = 10**9  # the most chips one amount may name: an option, a buy-in, a bet, a stack
+
 
 @dataclass(frozen=True)
 class Option:

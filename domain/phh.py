@@ -54,7 +54,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
 from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
-from domain.options import resolve_options
+from domain.options import MAX_AMOUNT, resolve_options
 
 STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"): "FT",
             ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
@@ -342,6 +342,8 @@ def _parse(text: str) -> dict:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise PhhRejected(None, f"not TOML: {error}") from None
+    except RecursionError:
+        raise PhhRejected(None, "not TOML that cardroom reads: nested too deeply") from None
     for field in ("antes", "starting_stacks", "actions"):
         if not isinstance(document.get(field), list):
             raise PhhRejected(None, f"the required field {field} is missing or not an array")
@@ -459,6 +461,9 @@ def _chips(value, field: str) -> int:
     if value in (float("inf"), float("-inf")) or value != int(value) or value < 0:
         raise PhhRejected(None, f"{field} holds {value!r}: cardroom needs every amount "
                           "known and not negative")
+    if value > MAX_AMOUNT:
+        raise PhhRejected(None, f"{field} holds {value!r}: cardroom takes amounts up to "
+                          f"{MAX_AMOUNT} (in the document's smallest unit)")
     return int(value)
 
 
@@ -671,8 +676,11 @@ def _command(game, state, line: _Line) -> Act:
         return Act(seat=seat, type="draw", cards=tuple(discards))
     if len(line.args) != 1 or not re.fullmatch(r"[0-9]+(\.0*)?", line.args[0]):
         raise PhhRejected(line.index, "cbr takes one whole amount")
+    amount = int(line.args[0].split(".")[0])
+    if amount > MAX_AMOUNT:
+        raise PhhRejected(line.index, f"cbr {amount}: cardroom takes amounts up to {MAX_AMOUNT}")
     kind = next((k for k in ("complete", "bet", "raise") if k in legal), "raise")
-    return Act(seat=seat, type=kind, amount=int(float(line.args[0])))
+    return Act(seat=seat, type=kind, amount=amount)
 
 
 def _check_shown(state, line: _Line) -> None:

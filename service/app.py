@@ -12,7 +12,7 @@ from service.config import Config
 from service.jsonio import JSONProvider
 from service.live import StreamSlots
 from service.room import Cardroom
-from service.routes import refuse_large_body, without_trailing_slash
+from service.routes import refuse_large_body, refuse_unknown_query, without_trailing_slash
 from service.routes.hands import hands
 from service.routes.imports import imports
 from service.routes.meta import meta
@@ -32,6 +32,7 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
                     backend.config.table_rate_limit)
     app.before_request(without_trailing_slash)
     app.before_request(refuse_large_body)
+    app.before_request(refuse_unknown_query)
     app.extensions["backend"] = backend
     app.extensions["streams"] = StreamSlots(backend.config.max_streams)
     keys = backend.config.keys()

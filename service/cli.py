@@ -33,6 +33,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from gunicorn.app.base import BaseApplication
+from redis.exceptions import RedisClusterException, RedisError
 
 from service.config import Config
 from service.keys import new_key_pair
@@ -104,6 +105,19 @@ def _share_keys(config: Config) -> Config:
                      signing_key=config.signing_key or signing_key)
     os.environ.update(dict(zip(KEY_VARIABLES, (config.secret_key, config.signing_key))))
     return config
+
+
+def _reach_cluster(parser: argparse.ArgumentParser, config: Config) -> None:
+    """A Redis Cluster client asks a node for the cluster's map as it is made: with no
+    node that answers as one, say so and exit (a plain Redis that is down is waited for,
+    each request answered 503 meanwhile)."""
+    from service.backend import connect
+
+    try:
+        connect(config.redis_url, cluster=True).close()
+    except (RedisClusterException, RedisError) as error:
+        parser.exit(2, f"cardroom: error: no Redis Cluster answers at "
+                    f"{_redacted(config.redis_url)} (REDIS_CLUSTER=true): {error}\n")
 
 
 def print_keys() -> int:
@@ -186,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         config = Config.from_env()
     except ValueError as exc:
         parser.error(str(exc))
+    if config.redis_cluster:
+        _reach_cluster(parser, config)
     if args.command == "worker":
         os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its metrics are its own
         from service.worker import run_worker

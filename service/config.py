@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
+from redis.connection import parse_url
+
 from service.keys import Keys, keys_for, parse_key
 
 
@@ -82,9 +84,9 @@ class Config:
         """Build a Config from environment variables; raise ValueError on bad values."""
         default = cls()
         return cls(
-            redis_url=environ.get("REDIS_URL") or None,
+            redis_url=_redis_url(environ, "REDIS_URL"),
             host=environ.get("HOST") or default.host,
-            port=_number(environ, "PORT", int, default.port),
+            port=_port(_number(environ, "PORT", int, default.port)),
             owed_job_after=_number(
                 environ, "CARDROOM_OWED_JOB_AFTER", float, default.owed_job_after
             ),
@@ -100,7 +102,7 @@ class Config:
             rate_limit=_rate(environ, "CARDROOM_RATE_LIMIT"),
             table_rate_limit=_rate(environ, "CARDROOM_TABLE_RATE_LIMIT"),
             redis_cluster=_flag(environ, "REDIS_CLUSTER"),
-            rq_redis_url=environ.get("RQ_REDIS_URL") or None,
+            rq_redis_url=_redis_url(environ, "RQ_REDIS_URL"),
             archive_after=_seconds(environ, "CARDROOM_ARCHIVE_AFTER"),
         )
 
@@ -112,6 +114,16 @@ def _flag(environ: Mapping[str, str], name: str) -> bool:
     if raw in ("1", "true", "yes"):
         return True
     raise ValueError(f"{name} must be true or false, got {raw!r}")
+
+
+def _redis_url(environ: Mapping[str, str], name: str) -> str | None:
+    raw = environ.get(name) or None
+    try:
+        raw and parse_url(raw)
+    except ValueError as error:  # its message never holds the URL (nor a password in it)
+        raise ValueError(f"{name} must be a Redis URL such as redis://127.0.0.1:6379/0: "
+                         f"{error}") from None
+    return raw
 
 
 def _key(environ: Mapping[str, str], name: str) -> str | None:
@@ -149,6 +161,12 @@ def _number(environ: Mapping[str, str], name: str, kind: type, default):
 def _seconds(environ: Mapping[str, str], name: str) -> float | None:
     """A number of seconds from 0; unset or empty: None (off)."""
     return _number(environ, name, float, None)
+
+
+def _port(value: int) -> int:
+    if not 1 <= value <= 65535:
+        raise ValueError(f"PORT must be a TCP port, 1 to 65535, got {value}")
+    return value
 
 
 def _positive(value, name: str):

@@ -65,7 +65,9 @@ if wait > 0 then
   return math.ceil(wait)
 end
 local new_tat = math.ceil(tat + interval)
-redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+-- at least 1 ms: at a rate past one a microsecond, new_tat can round to now
+redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PX',
+           math.max(1, math.ceil((new_tat - now) / 1000)))
 return 0
 """
 

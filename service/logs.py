@@ -100,12 +100,25 @@ class RequestIdFilter(logging.Filter):
 
 class GunicornLogger(glogging.Logger):
     """gunicorn's own lines (workers started and stopped, requests it refuses before the
-    app sees them) as JSON too, so that every line on stderr parses."""
+    app sees them) as JSON too, so that every line on stderr parses; its line of a refused
+    request without the request's words (see ``warning``)."""
 
     def setup(self, cfg) -> None:
         super().setup(cfg)
         for handler in self.error_log.handlers:
             handler.setFormatter(JsonFormatter())
+
+    def warning(self, msg, *args, **kwargs) -> None:
+        """gunicorn's "Invalid request from ip=...: <error>" quotes the line it could not
+        parse, which may be an ``Authorization`` header; its refusal's access line
+        (``service.refusals``) says what was refused instead."""
+        refused = _REFUSED.match(str(msg) % args if args else str(msg))
+        if refused:
+            msg, args = "Invalid request from ip=%s (its line is not logged)", (refused[1],)
+        super().warning(msg, *args, **kwargs)
+
+
+_REFUSED = re.compile(r"Invalid request from ip=(\S*?): ")
 
 
 def json_handler(stream=None) -> logging.Handler:

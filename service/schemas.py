@@ -6,8 +6,8 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from domain.cards import InvalidCard, parse_card
+from domain.options import MAX_AMOUNT
 
-MAX_AMOUNT = 10**9
 MAX_VERSION = 2**53  # far beyond any stream, and within a Redis stream id
 ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw", "bring_in", "complete",
                 "add_chips")
@@ -68,12 +68,26 @@ class Action(Strict):
                                       load_default=None, allow_none=True)
 
 
+class Digits(fields.Integer):
+    """A whole number in a query string, written in the digits 0-9 (``int`` also reads
+    ``1_0`` and the digits of other scripts)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class HandQuery(Strict):
-    at = fields.Integer(validate=validate.Range(min=1, max=MAX_VERSION), load_default=None)
+    at = Digits(validate=validate.Range(min=1, max=MAX_VERSION), load_default=None)
 
 
 class EventsQuery(Strict):
-    after = fields.Integer(validate=validate.Range(min=0, max=MAX_VERSION), load_default=0)
+    after = Digits(validate=validate.Range(min=0, max=MAX_VERSION), load_default=0)
+
+
+class StreamQuery(Strict):
+    last_event_id = fields.String(load_default=None)  # checked as Last-Event-ID is
 
 
 class HistoryQuery(Strict):
@@ -96,5 +110,6 @@ start_hand = StartHand()
 action = Action()
 hand_query = HandQuery()
 events_query = EventsQuery()
+stream_query = StreamQuery()
 history_query = HistoryQuery()
 import_phh = ImportPhh()

@@ -88,6 +88,15 @@ def test_config_rejects_bad_numbers(name, raw):
         Config.from_env({name: raw})
 
 
+@pytest.mark.parametrize("name, raw", [("REDIS_URL", "redis://127.0.0.1:notaport/0"),
+                                       ("REDIS_URL", "http://127.0.0.1:6379/0"),
+                                       ("RQ_REDIS_URL", "redis://h:99999/0"),
+                                       ("PORT", "99999"), ("PORT", "0")])
+def test_config_rejects_what_cannot_be_connected_to(name, raw):
+    with pytest.raises(ValueError, match=name):
+        Config.from_env({"REDIS_URL": "redis://127.0.0.1:6379/0", name: raw})
+
+
 # --- embedded backend --------------------------------------------------------
 
 def test_embedded_backend_runs_lua_and_returns_bytes(fake_backend):
@@ -156,6 +165,18 @@ def test_worker_command_requires_redis_url(cardroom_process):
     assert "REDIS_URL" in proc.log_path.read_text()
 
 
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_redis_cluster_that_does_not_answer_is_one_clear_line_and_exit_2(
+        cardroom_process, command):
+    nowhere = f"redis://127.0.0.1:{free_port()}/0"
+    proc = cardroom_process(command, REDIS_CLUSTER="true", REDIS_URL=nowhere,
+                            RQ_REDIS_URL=nowhere, CARDROOM_SECRET_KEY="11" * 32,
+                            CARDROOM_SIGNING_KEY="22" * 32)
+    assert proc.wait(WAIT) == 2
+    log = proc.log_path.read_text()
+    assert f"no Redis Cluster answers at {nowhere}" in log and "Traceback" not in log
+
+
 @pytest.mark.redis
 def test_real_worker_runs_jobs_and_stops_on_sigterm(real_backend, redis_url, worker_process):
     (proc,) = worker_process(redis_url)
@@ -211,6 +232,14 @@ UNREADABLE = [
     (b"POST /v1/tables HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
      b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "bad_request"),
     (b"BLAH\r\n\r\n", 400, "bad_request"),
+    (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nAuthorization Bearer s3cret\r\n\r\n",
+     400, "bad_request"),  # no colon: gunicorn's warning would quote the token
+]
+CHUNKED = b"Host: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
+BAD_CHUNKS = [  # gunicorn parses the head; the app reads the body
+    (b"POST /v1/tables HTTP/1.1\r\nContent-Type: application/json\r\n" + CHUNKED
+     + b"\r\nzz\r\n{}\r\n0\r\n\r\n", 400, "bad_request"),
+    (b"GET /v1/games HTTP/1.1\r\n" + CHUNKED + b"\r\n2\r\n{}XX0\r\n\r\n", 400, "bad_request"),
 ]
 
 
@@ -229,7 +258,7 @@ def test_serve_answers_requests_it_cannot_parse_as_problems(cardroom_process, tm
     proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
     wait_for(lambda: _healthz(f"http://127.0.0.1:{port}") == 200 or proc.poll() is not None,
              what="/healthz")
-    for request, status, code in UNREADABLE:
+    for request, status, code in UNREADABLE + BAD_CHUNKS:
         answered, headers, body = _raw_exchange(port, request)
         problem = json.loads(body)
         assert (answered, problem["status"], problem["code"]) == (status, status, code)
@@ -238,6 +267,7 @@ def test_serve_answers_requests_it_cannot_parse_as_problems(cardroom_process, tm
         assert int(headers["content-length"]) == len(body)
     log = proc.log_path.read_text()
     assert stop(proc, signal.SIGTERM) == 0, log
+    assert "s3cret" not in log and "Invalid request from ip=" in log
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     refused = [line for line in lines if line["message"].startswith("refused before the app")]
     assert [(line["status"], line["code"]) for line in refused] == [

@@ -136,7 +136,16 @@ def test_gunicorns_own_lines_are_json_too(capsys):
     for name, value in gunicorn_options("127.0.0.1", 8000, 1, 1).items():
         config.set(name, value)
     assert config.logger_class is GunicornLogger
-    GunicornLogger(config).warning("Invalid request from ip=%s: %s", "127.0.0.1", "folding")
+    GunicornLogger(config).warning("Worker with pid %s was terminated", 7)
     line = json.loads(capsys.readouterr().err.splitlines()[-1])
     assert (line["logger"], line["level"]) == ("gunicorn.error", "WARNING")
-    assert line["message"] == "Invalid request from ip=127.0.0.1: folding"
+    assert line["message"] == "Worker with pid 7 was terminated"
+
+
+def test_gunicorns_line_of_a_refused_request_does_not_quote_it(capsys):
+    from service.logs import GunicornLogger
+    from gunicorn.config import Config as GunicornConfig
+    GunicornLogger(GunicornConfig()).warning(  # as gunicorn writes it, formatted already
+        "Invalid request from ip=::1: Invalid HTTP Header: 'Authorization Bearer s3cret'")
+    line = json.loads(capsys.readouterr().err.splitlines()[-1])
+    assert line["message"] == "Invalid request from ip=::1 (its line is not logged)"

@@ -93,6 +93,20 @@ def test_a_refused_document_says_where_and_stores_nothing(client, fake_backend):
     assert keys_of(fake_backend) == before
 
 
+def test_a_document_past_what_cardroom_reads_is_refused_and_stores_nothing(
+        client, fake_backend):
+    before = keys_of(fake_backend)
+    nested = "x = " + "[" * 1000 + "]" * 1000  # past the TOML parser's recursion
+    huge_stack = DOCUMENT.replace("[1125600,", "[1e300,")
+    huge_bet = DOCUMENT.replace('"p3 cbr 7000"', '"p3 cbr 100000000000000000000000"')
+    for document, where in ((nested, "nested too deeply"), (huge_stack, "starting_stacks"),
+                            (huge_bet, "cbr")):
+        response = client.post(IMPORTS, json={"phh": document})
+        assert_problem(response, 422, "phh_rejected")
+        assert where in response.json["reason"]
+    assert keys_of(fake_backend) == before
+
+
 def test_a_players_export_shows_only_what_they_may_see(client, table):
     hand_no = start_hand(client, table)
     assert_problem(client.get(hand_url(table, hand_no, "/history?format=phh"),

@@ -137,6 +137,12 @@ def test_malformed_json_declared_as_json_is_still_400(client):
                    "malformed_json")
 
 
+@pytest.mark.parametrize("document", ["null", "[]", "5"])
+def test_json_that_is_not_an_object_is_an_invalid_request(client, document):
+    assert_problem(client.post("/v1/tables", data=document, content_type="application/json"),
+                   422, "invalid_request")
+
+
 # --- query parameters ----------------------------------------------------------
 
 
@@ -151,6 +157,32 @@ def test_a_bad_query_parameter_is_named_as_a_query_parameter(client, table, hand
     assert f"query parameter '{parameter}'" in problem["detail"]
     assert "body" not in problem["detail"]
     assert list(problem["errors"]) == [parameter]
+
+
+def test_a_route_that_takes_no_query_parameters_refuses_them_before_any_write(
+        client, table, hand):
+    path = f"/v1/tables/{table['id']}"
+    version = client.get(path, headers=table["admin"]).get_json()["version"]
+    for method, url, kwargs in (
+            ("get", path, {"headers": table["admin"]}),
+            ("get", hand_url(table, hand, "/audit"), {"headers": table["auditor"]}),
+            ("post", "/v1/tables", {"json": {"game": "five-card-draw"}}),
+            ("put", f"{path}/players/2/seed", {"json": {"client_seed": "ab"},
+                                               "headers": table["players"][2]})):
+        response = getattr(client, method)(f"{url}?bogus=1", **kwargs)
+        problem = assert_problem(response, 422, "invalid_query")
+        assert problem["errors"] == {"bogus": ["this route takes no query parameters"]}
+    assert client.get(path, headers=table["admin"]).get_json()["version"] == version
+    assert client.get("/docs?utm_source=x").status_code == 200  # a page takes any link
+
+
+@pytest.mark.parametrize("suffix, parameter", [
+    ("?at=1&at=abc", "at"), ("?at=1_0", "at"), ("?at=%D9%A5", "at"),
+    ("/history?format=json&format=xyz", "format")])
+def test_a_query_parameter_is_read_once_and_in_digits(client, table, hand, suffix,
+                                                       parameter):
+    response = client.get(hand_url(table, hand) + suffix, headers=table["auditor"])
+    assert list(assert_problem(response, 422, "invalid_query")["errors"]) == [parameter]
 
 
 def test_a_bad_body_field_is_still_named_as_the_body(client):

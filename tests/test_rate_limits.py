@@ -130,6 +130,11 @@ def test_n_requests_pass_and_the_next_gets_429_with_retry_after_from_the_window(
     assert_rate_limited(client.get("/v1/games"))  # a refused request does not reset it
 
 
+def test_a_rate_past_one_request_a_microsecond_lets_every_request_through(limited):
+    client, _ = limited(general=Rate(999_999_999, 1))
+    assert [client.get("/v1/games").status_code for _ in range(3)] == [200, 200, 200]
+
+
 def test_the_429_answers_as_the_spec_says(limited):
     client, _ = limited(general=Rate(1, 60))
     contract = Contract(client, yaml.safe_load(SPEC_PATH.read_text()))

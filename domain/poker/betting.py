@@ -24,10 +24,9 @@ from __future__ import annotations
 from domain.errors import DomainError
 from domain.events import (BetCompleted, BetPlaced, BringInPosted, ChipsBought, Event,
                            PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised)
+from domain.options import MAX_AMOUNT
 from domain.poker import structures
 from domain.poker.state import ACTIVE, FOLDED, HandState, SeatState
-
-MAX_PURCHASE = 10**9
 
 
 def waiting_on(state: HandState) -> list[int]:
@@ -139,7 +138,7 @@ def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> d
         return {"type": "call", "amount": to}
     if not covered:
         return {"type": "call", "amount": seat.bet + seat.stack, "all_in": True}
-    return {"type": "add_chips", "min": to - seat.bet - seat.stack, "max": MAX_PURCHASE}
+    return {"type": "add_chips", "min": to - seat.bet - seat.stack, "max": MAX_AMOUNT}
 
 
 def _amounts(kind: str, low: int, high: int, step: int, reach: int, covered: bool) -> dict | None:

@@ -7,12 +7,12 @@ bet of 20, a big bet of 40 and an ante of 5).
 
 from __future__ import annotations
 
-from domain.options import REVEAL, Option
+from domain.options import MAX_AMOUNT, REVEAL, Option
 from domain.poker.openers import RULES as OPENER_RULES
 from domain.poker.spec import Bet, Board, Deal, Draw, Variant
 from domain.poker.structures import STRUCTURES
 
-AMOUNT = {"minimum": 0, "maximum": 10**9}
+AMOUNT = {"minimum": 0, "maximum": MAX_AMOUNT}
 
 
 def _half(name: str):
@@ -42,22 +42,22 @@ def amounts(ante: int, small_bet: int, *, blinds: bool) -> tuple[Option, ...]:
         Option("small_blind", "integer", 0, "the small blind", derive=_half("big_blind"),
                derived_from="half the big blind", **AMOUNT),
         Option("small_bet", "integer", small_bet, "the lower limit: fixed-limit bets of the "
-               "early rounds, the top of a spread-limit bet", minimum=1, maximum=10**9,
+               "early rounds, the top of a spread-limit bet", minimum=1, maximum=MAX_AMOUNT,
                derive=lambda o: o["big_blind"] or small_bet,
                derived_from=f"the big blind, else {small_bet}"),
         Option("big_bet", "integer", 2 * small_bet, "the upper limit, from the big_bet_round",
-               minimum=1, maximum=10**9, derive=lambda o: 2 * o["small_bet"],
+               minimum=1, maximum=MAX_AMOUNT, derive=lambda o: 2 * o["small_bet"],
                derived_from="twice the small bet"),
         Option("min_bet", "integer", 0, "the smallest opening bet and raise in spread-limit, "
                "pot-limit and no-limit", derive=lambda o: o["big_blind"] or o["small_bet"],
-               derived_from="the big blind, else the small bet", minimum=1, maximum=10**9),
+               derived_from="the big blind, else the small bet", minimum=1, maximum=MAX_AMOUNT),
         Option("bet_unit", "integer", 25, "house structure: the chip every bet and raise is a "
-               "whole number of", minimum=1, maximum=10**9),
+               "whole number of", minimum=1, maximum=MAX_AMOUNT),
         Option("big_round_min_bet", "integer", 0, "house structure: the smallest opening bet "
                "of an upper-limit round (000 doubles the minimum, but its Example B allows bets "
                "of one unit there; two units for the doubled reading)",
                derive=lambda o: o["bet_unit"], derived_from="one bet unit, as 000's Example B "
-               "reads", minimum=1, maximum=10**9),
+               "reads", minimum=1, maximum=MAX_AMOUNT),
     )
 
 

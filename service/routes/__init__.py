@@ -7,8 +7,9 @@ import hashlib
 from urllib.parse import quote
 
 from flask import current_app, redirect, request
+from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import MethodNotAllowed, NotFound, RequestEntityTooLarge
+from werkzeug.exceptions import BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -32,7 +33,12 @@ def refuse_large_body() -> None:
             raise RequestEntityTooLarge()
     elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
         request.max_content_length = limit + 1
-        if len(request.get_data()) > limit:
+        try:
+            data = request.get_data()
+        except (ParseException, NoMoreData) as error:  # gunicorn's: the chunks do not parse
+            raise ApiError(400, "bad_request", "the chunked request body is malformed "
+                           f"({type(error).__name__})") from None
+        if len(data) > limit:
             raise RequestEntityTooLarge()
 
 
@@ -65,13 +71,13 @@ def body(schema: Schema) -> dict:
         raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
                        "with Content-Type: application/json (this one came as "
                        f"{request.mimetype or 'no Content-Type'})")
+    if not request.get_data():
+        return schema.load({})
     try:
-        data = request.get_json(silent=True)
-    except RecursionError:  # nested deeper than the JSON parser goes
-        data = None
-    if data is None and request.get_data():
-        raise ApiError(400, "malformed_json", "the body is not valid JSON")
-    return schema.load(data if data is not None else {})
+        data = request.get_json()
+    except (BadRequest, RecursionError):  # RecursionError: nested deeper than the parser goes
+        raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
+    return schema.load(data)  # JSON that is not an object (null too) is 422 invalid_request
 
 
 def client_key(payload: dict | None = None) -> ClientKey | None:
@@ -86,6 +92,30 @@ def client_key(payload: dict | None = None) -> ClientKey | None:
     return ClientKey(key, hashlib.sha256(request_text.encode()).hexdigest())
 
 
+def takes_query(view):
+    """Marks a route that reads query parameters (with ``query``); every other route gets
+    422 ``invalid_query`` for any (``refuse_unknown_query``)."""
+    view.takes_query = True
+    return view
+
+
+def refuse_unknown_query() -> None:
+    """Before every route of the API (under ``/v1``; not the pages, whose links may carry
+    anything): a query parameter given more than once, or given to a route that takes
+    none, gets 422 ``invalid_query`` naming it."""
+    rule = request.url_rule
+    if (not request.query_string or rule is None or not rule.rule.startswith("/v1/")
+            or not request.args):
+        return
+    repeated = {name: ["given more than once"] for name in request.args
+                if len(request.args.getlist(name)) > 1}
+    if repeated:
+        raise _invalid_query(repeated)
+    if not getattr(current_app.view_functions[rule.endpoint], "takes_query", False):
+        raise _invalid_query({name: ["this route takes no query parameters"]
+                              for name in request.args})
+
+
 def query(schema: Schema) -> dict:
     """The query parameters, validated by ``schema``: a bad one gets 422 ``invalid_query``
     naming it as a query parameter. Without any, the schema's defaults (loaded once: most
@@ -95,9 +125,13 @@ def query(schema: Schema) -> dict:
     try:
         return schema.load(request.args)
     except ValidationError as error:
-        named = "; ".join(f"query parameter '{name}': {_text(messages)}"
-                          for name, messages in error.messages.items())
-        raise ApiError(422, "invalid_query", named, errors=error.messages) from None
+        raise _invalid_query(error.messages) from None
+
+
+def _invalid_query(messages: dict) -> ApiError:
+    named = "; ".join(f"query parameter '{name}': {_text(problems)}"
+                      for name, problems in messages.items())
+    return ApiError(422, "invalid_query", named, errors=messages)
 
 
 @functools.cache

@@ -12,7 +12,7 @@ from domain.views import as_dealt
 from service import live, schemas
 from service.auth import require
 from service.problems import ApiError
-from service.routes import answered, body, client_key, query, room
+from service.routes import answered, body, client_key, query, room, takes_query
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
@@ -27,6 +27,7 @@ def start_hand(table_id: str):
 
 
 @hands.get("/<int:hand_no>")
+@takes_query
 def read_hand(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player")
@@ -50,6 +51,7 @@ def act(table_id: str, hand_no: int):
 
 
 @hands.get("/<int:hand_no>/events")
+@takes_query
 def events(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player")
@@ -58,17 +60,19 @@ def events(table_id: str, hand_no: int):
 
 
 @hands.get("/<int:hand_no>/events/stream")
+@takes_query
 def event_stream(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player")
     after = _last_event_id(request.headers.get("Last-Event-ID",
-                                               request.args.get("last_event_id")))
+                                               query(schemas.stream_query)["last_event_id"]))
     config = current_app.extensions["backend"].config
     return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
                         snapshot, caller, after)
 
 
 @hands.get("/<int:hand_no>/history")
+@takes_query
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player")
     if query(schemas.history_query)["format"] == "phh":
@@ -105,7 +109,7 @@ def _last_event_id(value: str | None) -> int | None:
 
 
 def _version_from_etag(value: str) -> int:
-    match = re.fullmatch(r'\s*(?:W/)?"?([0-9]{1,15})"?\s*', value)
+    match = re.fullmatch(r'\s*(?:W/)?"?([0-9]{1,16})"?\s*', value)
     if match is None:
         raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17"')
     return int(match.group(1))
