@@ -10,7 +10,9 @@
   players eligible for that pot; with no qualifying low there, high takes it all (003).
   One hand may win both halves. Each half splits again on ties.
 * Odd chips (003; ``odd_chip: left_of_button``): a split's indivisible chip goes to the
-  high half, and within a half to the first winner to the left of the button.
+  high half, and within a half to the first winner to the left of the button. The chip
+  (``split_chip``, see ``chip_unit``) is the smallest the hand needed: with bets of any
+  size (no-limit, an all-in for an odd amount) a chip of 1, so a pot splits equally.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
     left_first = [s.seat for s in state.from_left_of_button()]
     committed = {s.seat: s.committed for s in state.seats}
     awards = [_award(number, pot.amount, pot.eligible, judged, left_first,
-                     chip_unit(state.options), judge_name in SPLIT_POT)
+                     chip_unit(state), judge_name in SPLIT_POT)
               for number, pot in enumerate(build_pots(committed, set(judged)))]
     winners = {int(seat) for award in awards for seat in award.shares}
     shown = [seat for seat in showdown_order(state)
@@ -48,9 +50,15 @@ def showdown_order(state: HandState) -> list[int]:
     return [s.seat for s in ordered]
 
 
-def chip_unit(options: dict) -> int:
-    """The smallest unit a pot is split in: the common chip of the table's money options."""
-    return gcd(*(options[name] for name in MONEY_OPTIONS if options.get(name))) or 1
+def chip_unit(state: HandState) -> int:
+    """The chip a pot of this hand is split in: the greatest common divisor of the table's
+    money options and, with ``split_chip: hand``, of what each seat put in over the hand.
+    A hand whose options do not name ``split_chip`` was played before it: ``table``."""
+    options = state.options
+    unit = gcd(*(options[name] for name in MONEY_OPTIONS if options.get(name))) or 1
+    if options.get("split_chip", "table") == "hand":
+        unit = gcd(unit, *(seat.committed for seat in state.seats))
+    return unit
 
 
 def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int, Judgement],

@@ -73,6 +73,12 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
                "pot: the high half, then the first winner to the left of the button (003)",
                allowed=("left_of_button",)),
+        Option("split_chip", "string", "hand", "the chip a split pot is divided in (004: "
+               "equally, but for the odd chip): hand, the largest chip every amount of the "
+               "hand is a whole number of (a pot of 222 splits 111 and 111); table, the "
+               "largest chip every money option is a whole number of (25 with the defaults: "
+               "122 and 100), as hands played before this option were split",
+               allowed=("hand", "table")),
         Option("muck_losers", "boolean", False, "a hand that can win no pot is not shown at the "
                "showdown (001, 003: losing hands may be mucked)"),
         REVEAL,

@@ -234,9 +234,11 @@ def _pick(rng: random.Random, totals: tuple) -> int:
     return rng.choice(choices + list(extra) * 2)
 
 
-def chip_unit(options: dict) -> int:
-    """The table's chip: the greatest common divisor of its money options."""
-    return gcd(*(options[name] for name in MONEY if options.get(name))) or 1
+def chip_unit(options: dict, committed: dict[int, int]) -> int:
+    """The chip a split pot is divided in (``split_chip``): the greatest common divisor of
+    the table's money options and (``hand``) of what each seat put in over the hand."""
+    unit = gcd(*(options[name] for name in MONEY if options.get(name))) or 1
+    return gcd(unit, *committed.values()) if options["split_chip"] == "hand" else unit
 
 
 # --- PokerKit's side -----------------------------------------------------------------------

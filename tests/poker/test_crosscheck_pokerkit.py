@@ -88,9 +88,9 @@ DIFFERENCES = {
     "open_pair": "003: with an open pair on fourth street the opening bet may be the lower or "
                  "the upper limit; PokerKit has one size per street (the bridge sets it to the "
                  "size our player chose)",
-    "odd_chips": "a split pot's indivisible chips: ours go one table chip (the gcd of the "
-                 "table's money options) at a time to the winners from the button's left, any "
-                 "remainder below a chip to the first (003); PokerKit splits in single points "
+    "odd_chips": "a split pot's indivisible chips: ours go one chip (the gcd of the "
+                 "table's money options and of what each seat put in) at a time to the "
+                 "winners from the button's left (003); PokerKit splits in single points "
                  "and gives the whole remainder to its first winner",
     "hi_lo_no_low_in_side_pot": "003: with no qualifying low among the players eligible for a "
                                 "pot, high takes all of it; PokerKit 0.7.7 halves every pot "
@@ -275,7 +275,11 @@ def compare_money(record, stats: Counter) -> list[str]:
     ours_pots = [(a.amount, tuple(sorted(a.eligible))) for a in awards]
     if ours_pots != pk.pots:
         return [f"pots: ours {ours_pots}, PokerKit {pk.pots}"]
-    hi_lo, chip, left_first = record.game == "omaha-hi-lo", chip_unit(record.options), order(record)
+    # what each seat put in, by PokerKit: what it won, less what it gained, and its antes back
+    committed = {seat["seat"]: pk_got[seat["seat"]] + returned.get(seat["seat"], 0)
+                 - (pk_final[seat["seat"]] - seat["stack"]) for seat in record.seats}
+    hi_lo, left_first = record.game == "omaha-hi-lo", order(record)
+    chip = chip_unit(record.options, committed)
     problems = []
     for number, award in enumerate(awards):
         highs = best(pk.hands[0], award.eligible, left_first)

@@ -1,7 +1,10 @@
 """Side pots, split pots, odd chips, high-low pots and mucking, with scripted decks."""
 
+import pytest
+
 from domain.commands import Showdown
 from domain.events import BetReturned, PotAwarded, ShowdownEvaluated
+from domain.frozen import replace
 from domain.poker import engine
 from tests.poker.play import act, stacked, start
 
@@ -65,6 +68,24 @@ def test_a_pot_split_on_a_tie_gives_the_odd_chip_to_the_first_winner_left_of_the
         state, _ = act(state, state.to_act, "check")
     state, events = settle(state)
     assert pots(events) == [(125, (2, 3), {"2": 75, "3": 50})]  # five chips of 25
+
+
+@pytest.mark.parametrize("split_chip, shares", [
+    ("hand", {"1": 111, "2": 111}),  # a raise to 111 needs a chip of 1: split equally
+    ("table", {"1": 100, "2": 122}),  # in 25s (the blinds'), the rest to the button's left
+    (None, {"1": 100, "2": 122})])  # a hand from before the option: as it was split then
+def test_a_tied_pot_splits_in_the_smallest_chip_the_hand_needed(split_chip, shares):
+    deck = stacked("texas-holdem", [1, 2], {1: "2c 3d", 2: "4c 5d"}, "As Ks Qs Js Ts")
+    state, _ = start([1000, 1000], game="texas-holdem", button=1, deck=deck,
+                     structure="no-limit", split_chip=split_chip or "hand")
+    if split_chip is None:
+        state = replace(state, options={k: v for k, v in state.options.items()
+                                        if k != "split_chip"})
+    state, _ = act(state, 1, "raise", 111)  # heads-up: the button is the small blind
+    state, _ = act(state, 2, "call")
+    while state.status == "betting":
+        state, _ = act(state, state.to_act, "check")
+    assert pots(settle(state)[1]) == [(222, (1, 2), shares)]
 
 
 def test_each_side_pot_splits_among_its_own_tied_winners():
