@@ -118,11 +118,12 @@ def _flag(environ: Mapping[str, str], name: str) -> bool:
 
 def _redis_url(environ: Mapping[str, str], name: str) -> str | None:
     raw = environ.get(name) or None
-    try:
-        raw and parse_url(raw)
-    except ValueError as error:  # its message never holds the URL (nor a password in it)
-        raise ValueError(f"{name} must be a Redis URL such as redis://127.0.0.1:6379/0: "
-                         f"{error}") from None
+    if raw is not None:
+        try:
+            parse_url(raw)
+        except ValueError as error:  # its message never holds the URL (nor its password)
+            raise ValueError(f"{name} must be a Redis URL such as redis://127.0.0.1:6379/0: "
+                             f"{error}") from None
     return raw
 
 

@@ -143,8 +143,9 @@ def test_gunicorns_own_lines_are_json_too(capsys):
 
 
 def test_gunicorns_line_of_a_refused_request_does_not_quote_it(capsys):
-    from service.logs import GunicornLogger
     from gunicorn.config import Config as GunicornConfig
+
+    from service.logs import GunicornLogger
     GunicornLogger(GunicornConfig()).warning(  # as gunicorn writes it, formatted already
         "Invalid request from ip=::1: Invalid HTTP Header: 'Authorization Bearer s3cret'")
     line = json.loads(capsys.readouterr().err.splitlines()[-1])
