@@ -107,9 +107,9 @@ class Cardroom(Reads):
                 game=game, options=options, max_seats=seats,
                 admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
                 next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
-            remembered = jsonio.loads(fairness.canonical_json({  # as a retry reads it back
+            remembered = _as_remembered({
                 "game": game, "max_seats": seats, "options": events[0].options,
-                "next_seed_commitment": events[0].next_seed_commitment}))
+                "next_seed_commitment": events[0].next_seed_commitment})
             try:
                 written = self.store.append(
                     [StreamWrite(table_stream(table_id), 0, sealed(events))], actor="anonymous",
@@ -295,7 +295,7 @@ class Cardroom(Reads):
                 body = self._store_import(table_id, table, imported, created, idem, client_key)
             except VersionConflict:  # the key's table, made by a copy whose record expired
                 raise _made_by_an_expired_key(table_id) from None
-            return answer(jsonio.loads(fairness.canonical_json(body)))  # as a retry reads it
+            return answer(_as_remembered(body))
         return self._once(idem, attempt, answer)
 
     def _store_import(self, table_id, table: Loaded, imported, created, idem, client_key,
@@ -413,6 +413,12 @@ class Cardroom(Reads):
             return {receipt_key(table_id, hand_no): fairness.canonical_json(
                 {"receipt": receipt, "signature": self.keys.sign(receipt)})}
         return signed
+
+
+def _as_remembered(answer: dict) -> dict:
+    """An answer as its idempotency record gives it back to a retry (stored as JSON), so
+    that the first copy is answered the same bytes."""
+    return jsonio.loads(fairness.canonical_json(answer))
 
 
 def _made_by_an_expired_key(table_id: str) -> DomainError:
