@@ -12,7 +12,8 @@ from service.config import Config
 from service.jsonio import JSONProvider
 from service.live import StreamSlots
 from service.room import Cardroom
-from service.routes import refuse_large_body, refuse_unknown_query, without_trailing_slash
+from service.routes import (Number, refuse_large_body, refuse_unknown_query,
+                            without_trailing_slash)
 from service.routes.hands import hands
 from service.routes.imports import imports
 from service.routes.meta import meta
@@ -24,6 +25,7 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     backend = backend or Backend.from_config(config or Config.from_env())
     app = Flask(__name__)
     app.json = JSONProvider(app)
+    app.url_map.converters["int"] = Number
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
     _observe(app)  # first: every other hook's answer is timed and logged too
     if backend.embedded:  # the job thread shares this process: its jobs go first
@@ -34,7 +36,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.before_request(refuse_large_body)
     app.before_request(refuse_unknown_query)
     app.extensions["backend"] = backend
-    app.extensions["streams"] = StreamSlots(backend.config.max_streams)
+    app.extensions["streams"] = StreamSlots(backend.config.max_streams,
+                                              backend.config.max_streams_per_address)
     keys = backend.config.keys()
     app.extensions["cardroom"] = room = Cardroom(
         EventStore(backend.redis, keys, index_ended=backend.config.archive_after is not None),

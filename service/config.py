@@ -44,6 +44,7 @@ class Config:
     signing_key: str | None = None  # CARDROOM_SIGNING_KEY, hex; see service.keys
     max_body_bytes: int = 65536  # CARDROOM_MAX_BODY_BYTES; a larger request body gets 413
     max_streams: int = 32  # CARDROOM_MAX_STREAMS; open event streams per process
+    max_streams_per_address: int = 8  # CARDROOM_MAX_STREAMS_PER_ADDRESS, of those; 0 = no bound
     sse_heartbeat: float = 10.0  # CARDROOM_SSE_HEARTBEAT; seconds between heartbeat comments
     rate_limit: Rate | None = None  # CARDROOM_RATE_LIMIT=N/S, per token or address; None = off
     table_rate_limit: Rate | None = None  # CARDROOM_TABLE_RATE_LIMIT=N/S, new tables per address
@@ -96,6 +97,8 @@ class Config:
                 environ, "CARDROOM_MAX_BODY_BYTES", int, default.max_body_bytes
             ),
             max_streams=_number(environ, "CARDROOM_MAX_STREAMS", int, default.max_streams),
+            max_streams_per_address=_number(environ, "CARDROOM_MAX_STREAMS_PER_ADDRESS", int,
+                                            default.max_streams_per_address),
             sse_heartbeat=_positive(_number(
                 environ, "CARDROOM_SSE_HEARTBEAT", float, default.sse_heartbeat
             ), "CARDROOM_SSE_HEARTBEAT"),

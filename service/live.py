@@ -7,7 +7,10 @@ end``; every message's ``id`` is its version, so a client that reconnects with
 blocking ``XREAD`` (``EventStore.wait``), never polls, and sends a ``: heartbeat``
 comment after ``Config.sse_heartbeat`` seconds of silence. Each stream holds a server
 thread, so a process serves at most ``Config.max_streams`` at once (``cardroom serve``
-adds that many threads); past it a client gets 503 ``too_many_streams`` at once.
+adds that many threads); past it a client gets 503 ``too_many_streams`` at once. So that
+one client cannot hold them all, an address holds at most
+``Config.max_streams_per_address`` of a process's streams; past that it gets 429
+``too_many_streams_from_address``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from typing import Any, Iterator
 
 from flask import Response
@@ -29,43 +33,60 @@ from service.store import Envelope, EventStore
 
 log = logging.getLogger(__name__)
 
-RETRY_AFTER = 5  # seconds, the Retry-After of a 503 too_many_streams
+RETRY_AFTER = 5  # seconds, the Retry-After of a refused stream
 # A blocking read must come back before the Redis client's socket timeout.
 LONGEST_WAIT = READ_TIMEOUT - 1.0
 
 
 class StreamSlots:
-    """How many more streams this process may open (and the gauge of those open)."""
+    """The streams this process holds, at most ``limit`` in all and ``per_address`` for
+    each client address (0: no bound of its own), and the gauge of those open."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
-        self._free = threading.BoundedSemaphore(limit) if limit else None
+    def __init__(self, limit: int, per_address: int = 0):
+        self.limit, self.per_address = limit, per_address
+        self._held: Counter[str] = Counter()
+        self._lock = threading.Lock()
 
-    def take(self) -> bool:
-        taken = self._free is not None and self._free.acquire(blocking=False)
-        if taken:
-            metrics.SSE_STREAMS_OPEN.inc()
-        return taken
+    def take(self, address: str) -> Response | None:
+        """A slot for a stream to ``address``, or the refusal to answer instead."""
+        with self._lock:
+            if sum(self._held.values()) >= self.limit:
+                return _refusal(503, "too_many_streams", f"this server already streams to "
+                                f"{self.limit} clients; try again shortly",
+                                max_streams=self.limit)
+            if self.per_address and self._held[address] >= self.per_address:
+                return _refusal(429, "too_many_streams_from_address", "this server already "
+                                f"streams to your address {self.per_address} times; close "
+                                "one first", max_streams_per_address=self.per_address)
+            self._held[address] += 1
+        metrics.SSE_STREAMS_OPEN.inc()
+        return None
 
-    def give_back(self) -> None:
-        self._free.release()
+    def give_back(self, address: str) -> None:
+        with self._lock:
+            self._held -= Counter({address: 1})
         metrics.SSE_STREAMS_OPEN.dec()
 
 
+def _refusal(status: int, code: str, detail: str, **extra: Any) -> Response:
+    refused = problem(status, code, detail, **extra)
+    refused.headers["Retry-After"] = str(RETRY_AFTER)
+    return refused
+
+
 def respond(reads: Reads, slots: StreamSlots, heartbeat: float, snapshot: Snapshot,
-            viewer: Viewer, after: int | None) -> Response:
-    """The stream's response, or 503 ``too_many_streams`` when every slot is taken. A bad
-    ``after`` or hand is refused (``Reads.follow`` checks them) before a slot is taken."""
+            viewer: Viewer, after: int | None, address: str) -> Response:
+    """The stream's response, or the refusal of ``slots`` when the process or ``address``
+    holds its bound. A bad ``after`` or hand is refused (``Reads.follow`` checks them)
+    before a slot is taken."""
     paced = Paced(reads.store, heartbeat)
     followed = reads.follow(snapshot, viewer, after, paced.wait)
-    if not slots.take():
-        refused = problem(503, "too_many_streams", f"this server already streams to "
-                          f"{slots.limit} clients; try again shortly", max_streams=slots.limit)
-        refused.headers["Retry-After"] = str(RETRY_AFTER)
+    refused = slots.take(address)
+    if refused is not None:
         return refused
     response = Response(paced.messages(followed), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-    response.call_on_close(slots.give_back)
+    response.call_on_close(lambda: slots.give_back(address))
     return response
 
 

@@ -171,6 +171,26 @@ def test_past_the_bound_a_client_gets_503_with_retry_after_until_a_stream_closes
     assert stream(client, table, hand_no, table["players"][3]).status_code == 200
 
 
+def test_one_address_cannot_hold_every_stream(table_for):
+    client, table = table_for(Config(max_streams=4, max_streams_per_address=2))
+    hand_no = start_hand(client, table)
+    players = table["players"]
+    from_here = [stream(client, table, hand_no, players[seat]) for seat in (1, 2)]
+    assert [r.status_code for r in from_here] == [200, 200]
+    refused = stream(client, table, hand_no, players[3])
+    assert_problem(refused, 429, "too_many_streams_from_address")
+    assert refused.json["max_streams_per_address"] == 2
+    assert int(refused.headers["Retry-After"]) >= 1
+    elsewhere = client.get(hand_url(table, hand_no, "/events/stream"), buffered=False,
+                           headers=players[3], environ_overrides={"REMOTE_ADDR": "10.0.0.9"})
+    assert elsewhere.status_code == 200
+    from_here[0].close()
+    again = stream(client, table, hand_no, players[3])
+    assert again.status_code == 200
+    for response in (again, from_here[1], elsewhere):
+        response.close()
+
+
 def test_no_streams_at_all_with_a_bound_of_zero(table_for):
     client, table = table_for(Config(max_streams=0))
     assert_problem(stream(client, table, start_hand(client, table), table["admin"]), 503,
@@ -247,8 +267,10 @@ def table_for():
 
 
 def test_the_bound_and_the_heartbeat_are_read_from_the_environment():
-    config = Config.from_env({"CARDROOM_MAX_STREAMS": "3", "CARDROOM_SSE_HEARTBEAT": "2.5"})
-    assert (config.max_streams, config.sse_heartbeat) == (3, 2.5)
+    config = Config.from_env({"CARDROOM_MAX_STREAMS": "3", "CARDROOM_SSE_HEARTBEAT": "2.5",
+                              "CARDROOM_MAX_STREAMS_PER_ADDRESS": "0"})
+    assert (config.max_streams, config.sse_heartbeat, config.max_streams_per_address) == (3, 2.5, 0)
+    assert Config.from_env({}).max_streams_per_address == 8
     assert (Config.from_env({}).max_streams, Config.from_env({}).sse_heartbeat) == (32, 10.0)
     for bad in ({"CARDROOM_SSE_HEARTBEAT": "0"}, {"CARDROOM_MAX_STREAMS": "many"}):
         with pytest.raises(ValueError, match=next(iter(bad))):

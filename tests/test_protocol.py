@@ -185,6 +185,16 @@ def test_a_query_parameter_is_read_once_and_in_digits(client, table, hand, suffi
     assert list(assert_problem(response, 422, "invalid_query")["errors"]) == [parameter]
 
 
+@pytest.mark.parametrize("written", ["01", "\uff11", "\u0661", "1" * 17])
+def test_a_number_in_a_path_is_written_in_digits_without_leading_zeros(client, table, hand,
+                                                                       written):
+    assert hand == 1
+    assert client.get(hand_url(table, 1), headers=table["auditor"]).status_code == 200
+    response = client.get(hand_url(table, 1).replace("/hands/1", f"/hands/{written}"),
+                          headers=table["auditor"])
+    assert_problem(response, 404, "not_found")
+
+
 def test_a_bad_body_field_is_still_named_as_the_body(client):
     problem = assert_problem(client.post("/v1/tables", json={"game": "five-card-draw",
                                                              "colour": "red"}),

@@ -10,6 +10,7 @@ from flask import current_app, redirect, request
 from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge
+from werkzeug.routing import IntegerConverter
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -18,6 +19,15 @@ from service.room import Cardroom, ClientKey, Replayed
 
 def room() -> Cardroom:
     return current_app.extensions["cardroom"]
+
+
+class Number(IntegerConverter):
+    """Flask's ``<int:...>`` in path segments, written as a number is written everywhere
+    else in the API: the digits 0-9 without leading zeros (Werkzeug's also takes
+    ``01`` and other scripts' digits, such as ``\uff11``, for 1), 16 at most. A path
+    otherwise written names no route: 404."""
+
+    regex = r"(?:0|[1-9][0-9]{0,15})"
 
 
 def refuse_large_body() -> None:
