@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
 READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
+SCRAPE_TIMEOUT = 1.0  # seconds GET /metrics waits on Redis, well inside a scrape's time limit
 
 FAKEREDIS_VERSION_FOR_RQ = (5, 0, 9)  # what RQ takes a Redis without INFO for
 
@@ -110,13 +111,14 @@ class Outage:
             self.logger.warning("the event store answers again")
 
 
-def connect(url: str, *, cluster: bool = False) -> redis.Redis | RedisCluster:
+def connect(url: str, *, cluster: bool = False, timeout: float = READ_TIMEOUT,
+            retries: int = 1) -> redis.Redis | RedisCluster:
     """A client of the Redis at ``url`` (with ``cluster``, of the Redis Cluster that node
     belongs to) that fails fast when Redis is down or hung: short socket timeouts and one
     immediate retry (on a fresh connection, after a restart or a failover)."""
     kind = RedisCluster if cluster else redis.Redis
-    return kind.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
-                         socket_timeout=READ_TIMEOUT, retry=Retry(NoBackoff(), 1))
+    return kind.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
+                         socket_timeout=timeout, retry=Retry(NoBackoff(), retries))
 
 
 def _module(name: str):
@@ -155,6 +157,7 @@ class Backend:
         self.jobs_first = JobsFirst()  # the app waits on it before each request, if embedded
         self._sweep_errors: dict[str, str] = {}  # task name -> its last failure, logged
         self._sweep_outage = Outage(log, "the sweeper tries again every second")
+        self._scrape_redis: redis.Redis | RedisCluster | None = None
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Backend":
@@ -170,6 +173,18 @@ class Backend:
         # successful INFO, filled with what RQ falls back to (harmless if RQ renames it)
         setattr(rq, "__rq_redis_server_version", FAKEREDIS_VERSION_FOR_RQ)
         return cls(config, events, embedded=True, rq_client=rq)
+
+    def scrape_redis(self) -> redis.Redis | RedisCluster:
+        """The events' Redis as ``GET /metrics`` reads it: a client of its own (made at the
+        first scrape) that gives up after ``SCRAPE_TIMEOUT`` without a retry, so that a
+        hung Redis costs a scrape a second, not the scrape (the events' client may wait
+        twice ``READ_TIMEOUT``, as long as Prometheus waits for a whole scrape)."""
+        if self.embedded:
+            return self.redis
+        if self._scrape_redis is None:  # two scrapes at once may make two: no harm
+            self._scrape_redis = connect(self.config.redis_url, cluster=self.config.redis_cluster,
+                                         timeout=SCRAPE_TIMEOUT, retries=0)
+        return self._scrape_redis
 
     def ping(self) -> bool:
         try:

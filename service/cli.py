@@ -23,6 +23,7 @@ must sign receipts with the API's key. ``keys`` prints a fresh pair to keep.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import sys
@@ -97,10 +98,10 @@ def _share_keys(config: Config) -> Config:
     if config.secret_key and config.signing_key:
         return config
     secret_key, signing_key = new_key_pair()
-    print("cardroom: WARNING: CARDROOM_SECRET_KEY or CARDROOM_SIGNING_KEY is unset; made up "
-          "keys for this run: receipts and tokens will not survive a restart, and separate "
-          "`cardroom worker` processes cannot settle hands (set both; `cardroom keys` prints "
-          "a pair)", file=sys.stderr, flush=True)
+    logging.getLogger("cardroom").warning(
+        "CARDROOM_SECRET_KEY or CARDROOM_SIGNING_KEY is unset; made up keys for this run: "
+        "receipts and tokens will not survive a restart, and separate `cardroom worker` "
+        "processes cannot settle hands (set both; `cardroom keys` prints a pair)")
     config = replace(config, secret_key=config.secret_key or secret_key,
                      signing_key=config.signing_key or signing_key)
     os.environ.update(dict(zip(KEY_VARIABLES, (config.secret_key, config.signing_key))))
@@ -127,6 +128,9 @@ def print_keys() -> int:
 
 
 def serve(config: Config, workers: int, threads: int) -> int:
+    from service import logs
+
+    logs.configure()  # stderr is JSON lines from the first: the processes forked inherit it
     config = _share_keys(config)
     if config.embedded:
         workers = 1  # the fakeredis server lives in one process

@@ -35,7 +35,7 @@ import os
 import time
 from datetime import datetime, timezone
 from functools import cache
-from typing import Callable
+from typing import Any, Callable
 
 from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge,
                                Histogram, generate_latest, multiprocess)
@@ -123,15 +123,15 @@ def showdown_job(enqueued_at: datetime | None, settle: Callable[[], bool]) -> bo
         counted.showdown_jobs.labels(outcome).inc()
 
 
-def exposition(store) -> tuple[bytes, str]:
+def exposition(store_of: Callable[[], Any]) -> tuple[bytes, str]:
     """The body and content type of ``GET /metrics``: this process's metrics (or, in
-    multiprocess mode, every API process's) and the owed jobs read from ``store``."""
+    multiprocess mode, every API process's) and the owed jobs read from ``store_of()``, an event store."""
     registry = CollectorRegistry(auto_describe=False)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(REGISTRY)  # a registry is a collector of its metrics
-    registry.register(OwedJobs(store))
+    registry.register(OwedJobs(store_of))
     return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
@@ -140,14 +140,15 @@ class OwedJobs:
     the oldest (``service.jobs``), from the tables indexed as owing (at most
     ``OWED_TABLES_READ``; three round trips); and whether the store answered."""
 
-    def __init__(self, store):
-        self.store = store
+    def __init__(self, store_of: Callable[[], Any]):
+        self.store_of = store_of
 
     def collect(self):
         try:
-            now = self.store.redis_time()
-            tables = self.store.owed_tables(math.inf, OWED_TABLES_READ)
-            owed = self.store.owed_markers(tables) if tables else {}
+            store = self.store_of()
+            now = store.redis_time()
+            tables = store.owed_tables(math.inf, OWED_TABLES_READ)
+            owed = store.owed_markers(tables) if tables else {}
         except Exception as error:
             if not store_unavailable(error):
                 raise

@@ -7,6 +7,8 @@ what it reads after its requests with what it read before them."""
 from __future__ import annotations
 
 import os
+import socket
+import threading
 
 import pytest
 from prometheus_client import REGISTRY
@@ -161,6 +163,39 @@ def test_metrics_are_answered_while_the_store_is_down():
     samples = scrape(client)
     assert value(samples, "cardroom_store_up") == 0
     assert ("cardroom_owed_jobs", frozenset()) not in samples
+
+
+@pytest.fixture
+def hung_redis():
+    """The URL of a "Redis" that takes connections and never answers (a hung server), and
+    the connections it has taken."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    taken = []
+
+    def take():
+        while True:
+            try:
+                taken.append(listener.accept()[0])
+            except OSError:  # closed at teardown
+                return
+
+    threading.Thread(target=take, daemon=True).start()
+    yield f"redis://127.0.0.1:{listener.getsockname()[1]}/0", taken
+    listener.close()
+    for connection in taken:
+        connection.close()
+
+
+def test_a_hung_store_costs_a_scrape_one_short_wait(hung_redis):
+    """The scrape asks once, on a client that waits ``SCRAPE_TIMEOUT`` (the events' client
+    would ask twice, waiting ``READ_TIMEOUT`` each time: as long as a scrape may take)."""
+    url, taken = hung_redis
+    backend = Backend.from_config(Config(redis_url=url))
+    samples = scrape(create_app(backend=backend).test_client())
+    assert value(samples, "cardroom_store_up") == 0
+    assert len(taken) == 1
+    kwargs = backend.scrape_redis().connection_pool.connection_kwargs
+    assert kwargs["socket_timeout"] <= 1 and kwargs["retry"].get_retries() == 0
 
 
 def test_serve_makes_a_fresh_metrics_directory_or_empties_the_one_given(monkeypatch, tmp_path):

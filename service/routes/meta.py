@@ -7,13 +7,14 @@ from functools import cache
 from importlib import resources
 
 import yaml
-from flask import Blueprint, Response, redirect, url_for
+from flask import Blueprint, Response, current_app, redirect, url_for
 
 from domain.fairness import ALGORITHMS
 from domain.games import catalog
 from service import metrics as prometheus
 from service.problems import StoreUnavailable
 from service.routes import room
+from service.store import EventStore
 
 meta = Blueprint("meta", __name__)
 
@@ -36,7 +37,8 @@ def healthz():
 @meta.get("/metrics")
 def metrics():
     """Prometheus metrics (``service.metrics``); answered also while the store is down."""
-    body, content_type = prometheus.exposition(room().store)
+    backend = current_app.extensions["backend"]
+    body, content_type = prometheus.exposition(lambda: EventStore(backend.scrape_redis()))
     return Response(body, content_type=content_type)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 import time
 import urllib.request
 
@@ -15,7 +17,8 @@ import psutil
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.processes import RedisServer, free_port, redis_binary
+from tests.processes import (ROOT, TEST_KEYS, RedisServer, free_port, redis_binary,
+                             stop_process, subprocess_env)
 
 from .client import Api, create_table, play_hand
 from .conftest import Server, worker_logs
@@ -143,3 +146,33 @@ def test_a_worker_that_exits_leaves_the_metrics_of_the_others(stack):
         assert api.get("/metrics").status == 200, server.log()
     assert server.proc.poll() is None, server.log()
     assert "Exception in worker process" not in server.log_path.read_text(), server.log()
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except OSError:  # not listening yet
+        return False
+
+
+def test_every_line_serve_writes_to_stderr_is_json_the_missing_keys_warning_too(tmp_path):
+    env = {name: value for name, value in subprocess_env().items() if name not in TEST_KEYS}
+    port = free_port()
+    with open(tmp_path / "stderr", "wb") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], cwd=ROOT,
+            env=env, stdout=subprocess.PIPE, stderr=stderr)
+    try:
+        banner = proc.stdout.readline().decode()
+        assert f"listening on http://127.0.0.1:{port}" in banner
+        deadline = time.monotonic() + 30
+        while not answers(f"http://127.0.0.1:{port}/v1/games"):
+            assert time.monotonic() < deadline, "serve never answered"
+            time.sleep(0.1)
+    finally:
+        stop_process(proc)
+    lines = [json.loads(text) for text in (tmp_path / "stderr").read_text().splitlines()]
+    warned = [line for line in lines if "CARDROOM_SECRET_KEY" in line["message"]]
+    assert [(line["level"], line["logger"]) for line in warned] == [("WARNING", "cardroom")]
+    assert any(line["logger"] == "cardroom.access" for line in lines)
