@@ -178,7 +178,8 @@ class Backend:
         """The events' Redis as ``GET /metrics`` reads it: a client of its own (made at the
         first scrape) that gives up after ``SCRAPE_TIMEOUT`` without a retry, so that a
         hung Redis costs a scrape a second, not the scrape (the events' client may wait
-        twice ``READ_TIMEOUT``, as long as Prometheus waits for a whole scrape)."""
+        twice ``READ_TIMEOUT``, as long as Prometheus waits for a whole scrape). A hung
+        Redis Cluster costs a second for each node: redis-py asks each for the map."""
         if self.embedded:
             return self.redis
         if self._scrape_redis is None:  # two scrapes at once may make two: no harm

@@ -55,9 +55,9 @@ class StreamSlots:
                                 f"{self.limit} clients; try again shortly",
                                 max_streams=self.limit)
             if self.per_address and self._held[address] >= self.per_address:
-                return _refusal(429, "too_many_streams_from_address", "this server already "
-                                f"streams to your address {self.per_address} times; close "
-                                "one first", max_streams_per_address=self.per_address)
+                return _refusal(429, "too_many_streams_from_address", "this server process "
+                                f"already streams to your address {self.per_address} times; "
+                                "close one first", max_streams_per_address=self.per_address)
             self._held[address] += 1
         metrics.SSE_STREAMS_OPEN.inc()
         return None

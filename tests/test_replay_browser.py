@@ -451,6 +451,30 @@ def test_a_live_hand_shows_each_new_move_without_a_reload(open_replay, api):
     assert page.evaluate("() => window.sameDocument") is True
 
 
+def test_a_page_refused_a_stream_for_its_address_tries_again_after_retry_after(open_replay,
+                                                                                api, base_url):
+    """Another client on the page's address holds its 8 streams (on another hand): the page
+    is refused (429), says it will reconnect, and follows the hand once they close."""
+    from tests.integration.test_live_stream import Stream
+
+    watched, busy = (create_table(api, 3, game="texas-holdem") for _ in range(2))
+    watched_hand, busy_hand = watched.start_hand(), busy.start_hand()
+    path = f"/v1/tables/{busy.table_id}/hands/{busy_hand}/events/stream"
+    held = [Stream(base_url, path, busy.admin) for _ in range(8)]
+    try:
+        assert [stream.response.status for stream in held] == [200] * 8
+        page = open_replay(watched, watched_hand, watched.tokens[1],
+                           AUDIT_REFUSED + ((429, "/events/stream"),)).page
+        page.wait_for_selector("body[data-live=reconnecting]", timeout=WAIT_MS)
+        assert "close one first; reconnecting in 5 s" in page.get_by_test_id(
+            "live-status").inner_text()
+        play(busy, busy_hand, fold_or_check)  # its streams end, and their slots are free
+        page.wait_for_selector("body[data-live=open]", timeout=WAIT_MS)
+    finally:
+        for stream in held:
+            stream.close()
+
+
 def expect_text(page, testid: str, text: str) -> None:
     from playwright.sync_api import expect
 

@@ -143,7 +143,9 @@
     if (!response.ok) {
       const answer = await answerOf(response);
       if (mine !== session) return;
-      if (response.status >= 500) return retry(mine, lastId, attempt);
+      if (response.status >= 500 || response.status === 429) {  // busy: try again later
+        return retry(mine, lastId, attempt, problemText(answer), retryAfterMs(response));
+      }
       setBody({live: "unavailable"});
       return liveSay(`Live updates are unavailable. ${problemText(answer)}`);
     }
@@ -174,12 +176,17 @@
     retry(mine, lastId, attempt);
   }
 
-  function retry(mine, lastId, attempt) {
+  function retry(mine, lastId, attempt, why = "The live stream dropped", atLeastMs = 0) {
     if (mine !== session) return;
-    const wait = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)];
+    const wait = Math.max(atLeastMs, RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
     setBody({live: "reconnecting"});
-    liveSay(`The live stream dropped; reconnecting in ${wait / 1000} s…`);
+    liveSay(`${why}; reconnecting in ${wait / 1000} s…`);
     setTimeout(() => mine === session && listen(mine, lastId, attempt + 1), wait);
+  }
+
+  function retryAfterMs(response) {
+    const seconds = Number(response.headers.get("Retry-After"));
+    return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0;
   }
 
   async function onMessage(mine, message) {
