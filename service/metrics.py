@@ -125,7 +125,8 @@ def showdown_job(enqueued_at: datetime | None, settle: Callable[[], bool]) -> bo
 
 def exposition(store_of: Callable[[], Any]) -> tuple[bytes, str]:
     """The body and content type of ``GET /metrics``: this process's metrics (or, in
-    multiprocess mode, every API process's) and the owed jobs read from ``store_of()``, an event store."""
+    multiprocess mode, every API process's) and the owed jobs read from ``store_of()``, an
+    event store."""
     registry = CollectorRegistry(auto_describe=False)
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         multiprocess.MultiProcessCollector(registry)
