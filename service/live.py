@@ -27,7 +27,7 @@ from flask import Response
 from domain.views import Viewer
 from service import metrics
 from service.backend import READ_TIMEOUT, store_unavailable
-from service.problems import problem
+from service.problems import ApiError
 from service.reads import Reads, Snapshot
 from service.store import Envelope, EventStore
 
@@ -47,20 +47,20 @@ class StreamSlots:
         self._held: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def take(self, address: str) -> Response | None:
-        """A slot for a stream to ``address``, or the refusal to answer instead."""
+    def take(self, address: str) -> None:
+        """A slot for a stream to ``address``; ApiError (503 or 429) if none is left."""
+        retry = {"Retry-After": str(RETRY_AFTER)}
         with self._lock:
             if sum(self._held.values()) >= self.limit:
-                return _refusal(503, "too_many_streams", f"this server already streams to "
-                                f"{self.limit} clients; try again shortly",
-                                max_streams=self.limit)
+                raise ApiError(503, "too_many_streams", f"this server already streams to "
+                               f"{self.limit} clients; try again shortly", retry,
+                               max_streams=self.limit)
             if self.per_address and self._held[address] >= self.per_address:
-                return _refusal(429, "too_many_streams_from_address", "this server process "
-                                f"already streams to your address {self.per_address} times; "
-                                "close one first", max_streams_per_address=self.per_address)
+                raise ApiError(429, "too_many_streams_from_address", "this server process "
+                               f"already streams to your address {self.per_address} times; "
+                               "close one first", retry, max_streams_per_address=self.per_address)
             self._held[address] += 1
         metrics.SSE_STREAMS_OPEN.inc()
-        return None
 
     def give_back(self, address: str) -> None:
         with self._lock:
@@ -68,22 +68,14 @@ class StreamSlots:
         metrics.SSE_STREAMS_OPEN.dec()
 
 
-def _refusal(status: int, code: str, detail: str, **extra: Any) -> Response:
-    refused = problem(status, code, detail, **extra)
-    refused.headers["Retry-After"] = str(RETRY_AFTER)
-    return refused
-
-
 def respond(reads: Reads, slots: StreamSlots, heartbeat: float, snapshot: Snapshot,
             viewer: Viewer, after: int | None, address: str) -> Response:
-    """The stream's response, or the refusal of ``slots`` when the process or ``address``
-    holds its bound. A bad ``after`` or hand is refused (``Reads.follow`` checks them)
+    """The stream's response; ApiError when the process or ``address`` holds its bound
+    of streams. A bad ``after`` or hand is refused (``Reads.follow`` checks them)
     before a slot is taken."""
     paced = Paced(reads.store, heartbeat)
     followed = reads.follow(snapshot, viewer, after, paced.wait)
-    refused = slots.take(address)
-    if refused is not None:
-        return refused
+    slots.take(address)
     response = Response(paced.messages(followed), mimetype="text/event-stream",
                         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     response.call_on_close(lambda: slots.give_back(address))
