@@ -34,10 +34,10 @@ class Viewer:
 def as_dealt(viewer: Viewer, state: Any) -> Viewer:
     """The viewer as this hand knows them: a player who was not the one dealt into their
     seat (they sat down after the hand began) sees only what everyone sees."""
-    dealt = any(s.seat == viewer.seat and s.player_id == viewer.player_id for s in state.seats)
-    if viewer.role == "player" and not dealt:
-        return replace(viewer, seat=None)
-    return viewer
+    if viewer.role != "player" or any(
+            s.seat == viewer.seat and s.player_id == viewer.player_id for s in state.seats):
+        return viewer
+    return replace(viewer, seat=None)
 
 
 def sees_everything(viewer: Viewer, state: Any) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from flask import Flask, g, request
+from flask import Flask, request
 
 from service import jobs, limits, logs, metrics, problems
 from service.backend import Backend
@@ -12,18 +12,19 @@ from service.config import Config
 from service.jsonio import JSONProvider
 from service.live import StreamSlots
 from service.room import Cardroom
-from service.routes import (Number, refuse_large_body, refuse_unknown_query,
-                            without_trailing_slash)
+from service.routes import Number, check_request
 from service.routes.hands import hands
 from service.routes.imports import imports
 from service.routes.meta import meta
 from service.routes.tables import tables
 from service.store import EventStore
 
+STARTED = "cardroom.started"  # the request's start, in its WSGI environ
+
 
 def create_app(config: Config | None = None, *, backend: Backend | None = None) -> Flask:
     backend = backend or Backend.from_config(config or Config.from_env())
-    app = Flask(__name__)
+    app = _Flask(__name__)
     app.json = JSONProvider(app)
     app.url_map.converters["int"] = Number
     app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
@@ -32,9 +33,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
         app.before_request(backend.jobs_first.wait)
     limits.register(app, backend.redis, backend.config.rate_limit,
                     backend.config.table_rate_limit)
-    app.before_request(without_trailing_slash)
-    app.before_request(refuse_large_body)
-    app.before_request(refuse_unknown_query)
+    body_limit = backend.config.max_body_bytes
+    app.before_request(lambda: check_request(request._get_current_object(), body_limit))
     app.extensions["backend"] = backend
     app.extensions["streams"] = StreamSlots(backend.config.max_streams,
                                               backend.config.max_streams_per_address)
@@ -51,20 +51,28 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     return app
 
 
+class _Flask(Flask):
+    def ensure_sync(self, func):
+        """As is: no route or hook is a coroutine (Flask checks each, every request)."""
+        return func
+
+
 def _observe(app: Flask) -> None:
     """Time every request: its metrics, its access line and its ``X-Request-Id``
     (``service.metrics``, ``service.logs``). Registered before any other hook, so that
     its ``begin`` runs first and its ``end`` last, whatever the others answer."""
     @app.before_request
     def begin():
-        g.started = time.perf_counter()
+        request.environ[STARTED] = time.perf_counter()
 
     @app.after_request
     def end(response):
-        seconds = time.perf_counter() - g.started
-        route = request.url_rule.rule if request.url_rule else metrics.UNMATCHED
-        metrics.observe_request(route, request.method, response.status_code, seconds)
-        request_id = logs.request_id()
-        logs.log_request(route, response.status_code, seconds, request_id)
+        asked = request._get_current_object()  # one look-up, not one per field
+        seconds = time.perf_counter() - asked.environ[STARTED]
+        rule = asked.url_rule
+        route = rule.rule if rule else metrics.UNMATCHED
+        metrics.observe_request(route, asked.method, response.status_code, seconds)
+        request_id = logs.request_id(asked)
+        logs.log_request(asked, route, response.status_code, seconds, request_id)
         response.headers["X-Request-Id"] = request_id
         return response

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import hmac
 
-from flask import g, request
+from flask import request
 
 from domain.table import TableState
 from domain.views import Viewer
 from service.problems import ApiError
 from service.room import hash_token
 
+_RECOGNISED = "cardroom.token_recognised"  # in the request's WSGI environ
+
 
 def viewer(table: TableState) -> Viewer:
     """Who the request's token says the caller is, at this table."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
+    environ = request.environ
+    scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
     caller = _holder(hash_token(token.strip()), table)
     if caller is None:
         raise ApiError(403, "forbidden", "this token gives no access to this table")
-    g.token_recognised = True
+    environ[_RECOGNISED] = True
     return caller
 
 
@@ -29,7 +31,7 @@ def recognised() -> bool:
     """Whether ``viewer`` found this request's bearer token at the table it names. A request
     whose token was not found (made up, of another table, or sent where no token is read)
     counts against its address too (``service.limits``)."""
-    return g.get("token_recognised", False)
+    return request.environ.get(_RECOGNISED, False)
 
 
 def _holder(digest: str, table: TableState) -> Viewer | None:

@@ -22,7 +22,7 @@ import sys
 from datetime import datetime, timezone
 from functools import lru_cache
 
-from flask import g, has_request_context, request
+from flask import Request, has_request_context, request
 from gunicorn import glogging
 
 from service import jsonio
@@ -30,24 +30,30 @@ from service import jsonio
 access_log = logging.getLogger("cardroom.access")
 
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:+/=-]{1,128}")
+_REQUEST_ID = "cardroom.request_id"  # where a request keeps its id, in its WSGI environ
 
 
-def request_id() -> str | None:
-    """The id of the request being answered (made on first use), or None outside one."""
-    if not has_request_context():
-        return None
-    if "request_id" not in g:
-        given = request.headers.get("X-Request-Id", "")
-        g.request_id = given if _SANE_REQUEST_ID.fullmatch(given) else os.urandom(16).hex()
-    return g.request_id
+def request_id(asked: Request | None = None) -> str | None:
+    """The id of the request being answered, ``asked`` or else the current one (made on
+    first use and kept in its WSGI environ), or None outside one."""
+    if asked is None:
+        if not has_request_context():
+            return None
+        asked = request._get_current_object()
+    environ = asked.environ
+    if _REQUEST_ID not in environ:
+        given = environ.get("HTTP_X_REQUEST_ID", "")
+        environ[_REQUEST_ID] = (given if _SANE_REQUEST_ID.fullmatch(given)
+                                else os.urandom(16).hex())
+    return environ[_REQUEST_ID]
 
 
-def log_request(route: str, status: int, seconds: float, request_id: str) -> None:
-    """The access line of the request being answered. Made and handled directly (no
-    ``findCaller``, no second look-up of the request id): it is written for every request."""
+def log_request(asked: Request, route: str, status: int, seconds: float,
+                request_id: str) -> None:
+    """The access line of ``asked``. Made and handled directly (no ``findCaller``, no
+    second look-up of the request id): it is written for every request."""
     if not access_log.isEnabledFor(logging.INFO):
         return
-    asked = request._get_current_object()  # one proxy look-up, not one per field
     method, path = asked.method, asked.path
     fields = {"method": method, "path": path, "route": route,
               "status": status, "duration_ms": round(seconds * 1000, 3),

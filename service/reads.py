@@ -73,10 +73,14 @@ class ReplayCache:
                 initial: Callable[[], Any], evolve) -> Loaded:
         """The state after ``new``, the events of ``stream`` after version ``since``: after
         ``base`` or (``since`` 0) from the start."""
-        if since == 0:
-            base = Loaded(initial(), 0)
-        state = reduce(evolve, (self.to_event(e) for e in new), base.state)
-        loaded = Loaded(state, base.version + len(new), new[-1].hash if new else base.head_hash)
+        if since and not new:
+            loaded = base  # the stream has nothing after the cached state
+        else:
+            if since == 0:
+                base = Loaded(initial(), 0)
+            state = reduce(evolve, (self.to_event(e) for e in new), base.state)
+            loaded = Loaded(state, base.version + len(new),
+                            new[-1].hash if new else base.head_hash)
         with self._lock:
             if loaded.version:
                 self._states[stream] = loaded
@@ -332,7 +336,8 @@ class Reads:
 def _reader(viewer: Viewer, now: Any) -> Viewer:
     """The viewer, marked ``revealed`` where the reveal applies to them now: then they see
     everything also at the hand's earlier events."""
-    return replace(viewer, revealed=sees_everything(viewer, now))
+    revealed = sees_everything(viewer, now)
+    return viewer if revealed == viewer.revealed else replace(viewer, revealed=revealed)
 
 
 def project(envelope: Envelope, viewer: Viewer, state: Any, event: Event | None = None,

@@ -258,15 +258,17 @@ return {'ok'}
 _READ_ON_LUA = """
 local out = {}
 for i = 1, #ARGV / 3 do
-  local key, version, wanted, from = KEYS[i], tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1], '-'
-  if version > 0 then
-    local head, hash = redis.call('XRANGE', key, '0-' .. version, '0-' .. version)[1], nil
-    if head then
+  local key, version, wanted, entries = KEYS[i], tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1]
+  if version > 0 then  -- the held event and what follows it, in one XRANGE
+    entries = redis.call('XRANGE', key, '0-' .. version, '+')
+    local head, hash = entries[1], nil
+    if head and head[1] == '0-' .. version then
       for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
     end
-    if hash == wanted then from = '(0-' .. version else version = 0 end
+    if hash == wanted then table.remove(entries, 1) else version, entries = 0, nil end
   end
-  local entries, archive = redis.call('XRANGE', key, from, '+'), tonumber(ARGV[3 * i])
+  entries = entries or redis.call('XRANGE', key, '-', '+')
+  local archive = tonumber(ARGV[3 * i])
   if #entries == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
     local blob = redis.call('GET', KEYS[archive])
     if blob then out[i] = {-1, blob} end

@@ -361,3 +361,9 @@ def test_read_on_gives_what_follows_a_head_or_everything_when_the_head_is_gone(s
     r.xdel(hand, "0-3")  # shortened under the reader
     ((since, everything),) = store.read_on([(hand, 3, third.hash)])
     assert (since, [e.version for e in everything]) == (0, [1, 2])
+    other = hand_stream(T, 2)
+    put(store, other, 0, ev(1), ev(2), ev(3))
+    second = store.read(other)[1]
+    r.xdel(other, "0-2")  # the held event gone, one after it still there
+    ((since, everything),) = store.read_on([(other, 2, second.hash)])
+    assert (since, [e.version for e in everything]) == (0, [1, 3])

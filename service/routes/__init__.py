@@ -6,7 +6,7 @@ import functools
 import hashlib
 from urllib.parse import quote
 
-from flask import current_app, redirect, request
+from flask import Request, current_app, redirect, request
 from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge
@@ -30,21 +30,29 @@ class Number(IntegerConverter):
     regex = r"(?:0|[1-9][0-9]{0,15})"
 
 
-def refuse_large_body() -> None:
-    """Before every route: a body over ``MAX_CONTENT_LENGTH`` (``Config.max_body_bytes``)
-    gets 413 before the route reads the store or parses it. A Content-Length over it is
-    refused unread. A chunked body is read here, at most one byte past the limit (Werkzeug
-    would cut it at the limit without a word), and kept for ``body()``."""
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
-    if limit is None:
-        return
-    if request.content_length is not None:
-        if request.content_length > limit:
+def check_request(asked: Request, body_limit: int | None):
+    """Before every route: the request's path, body size and query, each checked as the
+    function of its name says (``asked``: the request, looked up once for all three)."""
+    return (without_trailing_slash(asked) or refuse_large_body(asked, body_limit)
+            or refuse_unknown_query(asked))
+
+
+def refuse_large_body(asked: Request, limit: int | None) -> None:
+    """A body over ``limit`` (``Config.max_body_bytes``) gets 413 before the route reads the
+    store or parses it. A Content-Length over it is refused unread. A chunked body is read
+    here, at most one byte past the limit (Werkzeug would cut it at the limit without a
+    word), and kept for ``body()``."""
+    environ = asked.environ
+    if limit is None or not (environ.get("CONTENT_LENGTH")
+                             or environ.get("HTTP_TRANSFER_ENCODING")):
+        return  # no body: most requests
+    if asked.content_length is not None:
+        if asked.content_length > limit:
             raise RequestEntityTooLarge()
-    elif "chunked" in request.headers.get("Transfer-Encoding", "").lower():
-        request.max_content_length = limit + 1
+    elif "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+        asked.max_content_length = limit + 1
         try:
-            data = request.get_data()
+            data = asked.get_data()
         except (ParseException, NoMoreData) as error:  # gunicorn's: the chunks do not parse
             raise ApiError(400, "bad_request", "the chunked request body is malformed "
                            f"({type(error).__name__})") from None
@@ -52,24 +60,23 @@ def refuse_large_body() -> None:
             raise RequestEntityTooLarge()
 
 
-def without_trailing_slash():
-    """Before every route: a path that names a route but for a trailing slash
-    (``/v1/games/``) is redirected to it (GET and HEAD, 308) or, for other methods,
-    refused with a 404 whose detail names it (a redirected write may be sent again
-    without its body by a careless client). A method that route does not take gets
-    its 405 at once."""
-    path = request.path
-    if not (isinstance(request.routing_exception, NotFound) and path.endswith("/")):
+def without_trailing_slash(asked: Request):
+    """A path that names a route but for a trailing slash (``/v1/games/``) is redirected
+    to it (GET and HEAD, 308) or, for other methods, refused with a 404 whose detail names
+    it (a redirected write may be sent again without its body by a careless client). A
+    method that route does not take gets its 405 at once."""
+    if not isinstance(asked.routing_exception, NotFound) or not asked.path.endswith("/"):
         return None
+    path = asked.path
     target = path.rstrip("/")
-    methods = current_app.create_url_adapter(request).allowed_methods(target) if target else []
+    methods = current_app.create_url_adapter(asked).allowed_methods(target) if target else []
     if not methods:
         return None
-    if request.method not in methods:
+    if asked.method not in methods:
         raise MethodNotAllowed(valid_methods=methods)
-    if request.method in ("GET", "HEAD"):
-        query = request.query_string.decode("latin-1")
-        return redirect(quote(request.script_root + target) + (f"?{query}" if query else ""), 308)
+    if asked.method in ("GET", "HEAD"):
+        query = asked.query_string.decode("latin-1")
+        return redirect(quote(asked.script_root + target) + (f"?{query}" if query else ""), 308)
     raise ApiError(404, "not_found", f"there is no route at {path}; the path is {target}, "
                    "without the trailing slash")
 
@@ -109,21 +116,21 @@ def takes_query(view):
     return view
 
 
-def refuse_unknown_query() -> None:
-    """Before every route of the API (under ``/v1``; not the pages, whose links may carry
-    anything): a query parameter given more than once, or given to a route that takes
-    none, gets 422 ``invalid_query`` naming it."""
-    rule = request.url_rule
-    if (not request.query_string or rule is None or not rule.rule.startswith("/v1/")
-            or not request.args):
+def refuse_unknown_query(asked: Request) -> None:
+    """Under ``/v1`` (not the pages, whose links may carry anything): a query parameter
+    given more than once, or given to a route that takes none, gets 422 ``invalid_query``
+    naming it."""
+    rule = asked.url_rule
+    if (not asked.query_string or rule is None or not rule.rule.startswith("/v1/")
+            or not asked.args):
         return
-    repeated = {name: ["given more than once"] for name in request.args
-                if len(request.args.getlist(name)) > 1}
+    repeated = {name: ["given more than once"] for name in asked.args
+                if len(asked.args.getlist(name)) > 1}
     if repeated:
         raise _invalid_query(repeated)
     if not getattr(current_app.view_functions[rule.endpoint], "takes_query", False):
         raise _invalid_query({name: ["this route takes no query parameters"]
-                              for name in request.args})
+                              for name in asked.args})
 
 
 def query(schema: Schema) -> dict:
