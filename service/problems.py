@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, jsonify
+from flask import Flask, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -98,10 +98,19 @@ def register(app: Flask) -> None:
         return problem(500, "stored_record_unreadable", "a stored record of this table does "
                        "not decode; the hand's audit names it")
 
+    @app.after_request
+    def store_answers(response):
+        """A success of a route that reads the store ends an outage, logged once."""
+        if outage.is_down and response.status_code < 300 and _reads_the_store(
+                request.endpoint):
+            outage.up()
+        return response
+
     @app.errorhandler(StoreUnavailable)
     def store_down(error: Exception):
         """503 with Retry-After: Redis is down, unreachable, loading, busy or read-only.
-        Logged when it begins and once a minute while it lasts, not at every request."""
+        Logged when it begins and once a minute while it lasts, not at every request, and
+        once when a request finds it answering again (``store_answers``)."""
         outage.down(error)
         response = problem(503, "store_unavailable",
                            "the event store is unavailable; try again shortly")
@@ -114,3 +123,11 @@ def register(app: Flask) -> None:
             return store_down(error)
         app.logger.exception("unhandled error")
         return problem(500, "internal_error", "an unexpected error occurred")
+
+
+def _reads_the_store(endpoint: str | None) -> bool:
+    """Every route reads the store before it answers but the meta ones (the catalog, the
+    API's description, the pages; ``/healthz`` does read it) and the static files."""
+    if endpoint is None or endpoint == "static":
+        return False
+    return not endpoint.startswith("meta.") or endpoint == "meta.healthz"

@@ -78,6 +78,31 @@ def test_every_route_answers_503_when_redis_cannot_be_reached():
     assert check_every_route(app) >= 11  # all the table and hand routes, and /healthz
 
 
+def test_the_api_logs_an_outage_once_and_once_more_when_the_store_answers_again(
+        tmp_path, caplog):
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("no redis-server binary")
+    server = RedisServer(binary, tmp_path).start()
+    client = create_app(backend=Backend.from_config(Config(redis_url=server.url))).test_client()
+    try:
+        assert client.post("/v1/tables", json={"game": "five-card-draw"}).status_code == 201
+        server.stop()
+        for path in ("/healthz", "/healthz", "/v1/games", "/healthz"):
+            if path == "/v1/games":  # needs no store: its answer says nothing of it
+                assert client.get(path).status_code == 200
+            else:
+                assert_store_unavailable(client.get(path), f"{path}, Redis stopped")
+        server.start()
+        for _ in range(2):
+            assert client.post("/v1/tables", json={"game": "five-card-draw"}).status_code == 201
+    finally:
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if "event store" in r.getMessage()]
+    assert len(said) == 2 and "is unavailable" in said[0], said
+    assert said[1] == "the event store answers again", said
+
+
 def test_the_api_client_gives_up_quickly_on_a_dead_or_hung_redis():
     """Short socket timeouts and one retry (a hung Redis must not hang a request for long;
     the retry takes a fresh connection when a restart left the pooled ones dead)."""
