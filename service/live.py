@@ -5,7 +5,9 @@ new event with the hand just after it (``event: event``), and closes after ``eve
 end``; every message's ``id`` is its version, so a client that reconnects with
 ``Last-Event-ID`` gets exactly the events after it (and no snapshot). It waits on a
 blocking ``XREAD`` (``EventStore.wait``), never polls, and sends a ``: heartbeat``
-comment after ``Config.sse_heartbeat`` seconds of silence. Each stream holds a server
+comment after ``Config.sse_heartbeat`` seconds of silence. Under gunicorn it also looks
+every ``CLIENT_CHECK`` seconds whether the client has closed its connection, and ends then,
+rather than at its next write (a heartbeat away). Each stream holds a server
 thread, so a process serves at most ``Config.max_streams`` at once (``cardroom serve``
 adds that many threads); past it a client gets 503 ``too_many_streams`` at once. So that
 one client cannot hold them all, an address holds at most
@@ -17,10 +19,11 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 import time
 from collections import Counter
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from flask import Response
 
@@ -36,6 +39,7 @@ log = logging.getLogger(__name__)
 RETRY_AFTER = 5  # seconds, the Retry-After of a refused stream
 # A blocking read must come back before the Redis client's socket timeout.
 LONGEST_WAIT = READ_TIMEOUT - 1.0
+CLIENT_CHECK = 1.0  # seconds between looks at whether a stream's client has gone
 
 
 class StreamSlots:
@@ -69,11 +73,12 @@ class StreamSlots:
 
 
 def respond(reads: Reads, slots: StreamSlots, heartbeat: float, snapshot: Snapshot,
-            viewer: Viewer, after: int | None, address: str) -> Response:
+            viewer: Viewer, after: int | None, address: str,
+            client: socket.socket | None = None) -> Response:
     """The stream's response; ApiError when the process or ``address`` holds its bound
     of streams. A bad ``after`` or hand is refused (``Reads.follow`` checks them)
-    before a slot is taken."""
-    paced = Paced(reads.store, heartbeat)
+    before a slot is taken. ``client``: the connection's socket, when the server gives it."""
+    paced = Paced(reads.store, heartbeat, client_gone=_gone(client) if client else None)
     followed = reads.follow(snapshot, viewer, after, paced.wait)
     slots.take(address)
     response = Response(paced.messages(followed), mimetype="text/event-stream",
@@ -86,13 +91,16 @@ class Paced:
     """A stream's text, with a heartbeat comment after ``heartbeat`` seconds of silence:
     each wait for new events lasts until the next heartbeat is due."""
 
-    def __init__(self, store: EventStore, heartbeat: float, clock=time.monotonic):
+    def __init__(self, store: EventStore, heartbeat: float, clock=time.monotonic,
+                 client_gone: Callable[[], bool] | None = None):
         self.store, self.heartbeat, self.clock = store, heartbeat, clock
+        self.client_gone = client_gone
         self.quiet_since = clock()
 
     def wait(self, stream: str, version: int) -> list[Envelope]:
         due = self.quiet_since + self.heartbeat - self.clock()
-        return self.store.wait(stream, version, min(max(due, 0.001), LONGEST_WAIT))
+        longest = CLIENT_CHECK if self.client_gone else LONGEST_WAIT
+        return self.store.wait(stream, version, min(max(due, 0.001), longest))
 
     def messages(self, followed: Iterator[tuple[str, int, Any]]) -> Iterator[str]:
         """It opens with a comment, so the client has the response's headers at once. A
@@ -101,6 +109,8 @@ class Paced:
         self.quiet_since = self.clock()
         try:
             for kind, version, data in followed:
+                if kind == "idle" and self.client_gone and self.client_gone():
+                    return
                 if kind == "idle" and self.clock() - self.quiet_since < self.heartbeat:
                     continue
                 yield (": heartbeat\n\n" if kind == "idle" else
@@ -110,3 +120,16 @@ class Paced:
             if not store_unavailable(error):
                 raise
             log.warning("an event stream closed: the event store is unavailable (%s)", error)
+
+
+def _gone(client: socket.socket) -> Callable[[], bool]:
+    """Whether the client has closed ``client`` (a peek finds its end) or reset it. Where
+    a peek cannot tell (a TLS socket refuses one), the next heartbeat's write will."""
+    def gone() -> bool:
+        try:
+            return client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, ValueError):  # nothing to read: still there; or no peek
+            return False
+        except OSError:
+            return True
+    return gone

@@ -4,6 +4,7 @@ what it sends, in what order, to whom, how it resumes, and its bound per process
 from __future__ import annotations
 
 import json
+import socket
 import threading
 
 import pytest
@@ -12,7 +13,7 @@ import redis
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
-from service.live import LONGEST_WAIT, Paced
+from service.live import CLIENT_CHECK, LONGEST_WAIT, Paced, _gone
 from tests.test_api import assert_problem, hand_url, play_to_showdown, start_hand
 
 
@@ -230,6 +231,25 @@ def test_a_heartbeat_is_sent_after_each_silence_of_the_heartbeat_interval():
     assert sent[1:] == [(pytest.approx(10.0), ": heartbeat\n\n"),
                         (pytest.approx(20.0), ": heartbeat\n\n")]
     assert max(store.waits) <= LONGEST_WAIT  # never past the Redis client's socket timeout
+
+
+def test_a_stream_ends_within_a_client_check_of_its_client_closing_the_connection():
+    clock = Clock()
+    store = FakeStore(clock)
+    ours, theirs = socket.socketpair()
+    paced = Paced(store, heartbeat=3600.0, clock=clock, client_gone=_gone(ours))
+
+    def idle():
+        while True:
+            if clock.now >= 5.0:
+                theirs.close()
+            yield "idle", 3, paced.wait("s", 3)
+
+    try:
+        assert list(paced.messages(idle())) == [": open\n\n"]  # it ended: no heartbeat
+        assert clock.now <= 5.0 + 2 * CLIENT_CHECK and max(store.waits) <= CLIENT_CHECK
+    finally:
+        ours.close()
 
 
 def test_a_store_that_fails_mid_stream_closes_it_and_a_bug_still_raises():

@@ -68,7 +68,8 @@ def event_stream(table_id: str, hand_no: int):
                                                query(schemas.stream_query)["last_event_id"]))
     config = current_app.extensions["backend"].config
     return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
-                        snapshot, caller, after, request.remote_addr or "unknown")
+                        snapshot, caller, after, request.remote_addr or "unknown",
+                        request.environ.get("gunicorn.socket"))
 
 
 @hands.get("/<int:hand_no>/history")

@@ -170,3 +170,23 @@ def test_past_its_bound_a_server_answers_503_and_keeps_serving(tmp_path):
         again.close()
     finally:
         server.stop()
+
+
+def test_a_stream_whose_client_hangs_up_frees_its_slot_before_any_heartbeat(tmp_path):
+    server = Server(tmp_path / "serve.log", None, workers=1, CARDROOM_MAX_STREAMS="1",
+                    CARDROOM_SSE_HEARTBEAT="3600")
+    try:
+        table = create_table(server.api, 2)
+        path = table.hand_path(table.start_hand()) + "/events/stream"
+        first = Stream(server.url, path, table.admin)
+        assert next(first.messages())["event"] == "snapshot"
+        first.close()  # no heartbeat for an hour: the server must see the hang-up itself
+        deadline = time.monotonic() + WAIT
+        while (again := Stream(server.url, path, table.admin)).response.status != 200:
+            again.close()
+            assert time.monotonic() < deadline, "the hung-up stream's slot was not freed"
+            time.sleep(0.1)
+        assert next(again.messages())["event"] == "snapshot"
+        again.close()
+    finally:
+        server.stop()
