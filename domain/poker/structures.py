@@ -23,7 +23,9 @@ and the raise cap are the betting module's.
 * ``pot-limit`` (004): a bet up to the pot; a raise up to the pot after the call
   ("a player who raises may count as part of the pot the amount needed to call").
   A raise adds at least the last full bet or raise of the round, and at least
-  ``min_bet``, even where the pot is smaller (blinds posted short).
+  ``min_bet``, even where the pot is smaller (blinds posted short). The number of raises
+  is not capped unless the table says so (``max_raises`` null by default, as card rooms
+  play pot-limit; 004's home rule, "invariably 3 raises", is ``max_raises: 3``).
 * ``no-limit`` (004): as pot-limit with no upper limit but the stack.
 """
 

@@ -115,6 +115,20 @@ def test_the_raise_cap_is_an_option():
     refused("raise_cap_reached", state, 2, "raise", 150)
 
 
+def test_pot_limit_raises_without_a_cap_unless_the_table_sets_004s_three():
+    def raised(state, times):
+        for _ in range(times):
+            seat = state.to_act
+            state, _ = act(state, seat, "raise", legal(state, seat)["raise"]["min"])
+        return state
+
+    state = raised(holdem([10**9] * 3, button=1, structure="pot-limit")[0], 6)
+    assert "raise" in legal(state, state.to_act)
+    capped = raised(holdem([10**9] * 3, button=1, structure="pot-limit", max_raises=3)[0], 3)
+    assert "raise" not in legal(capped, capped.to_act)
+    refused("raise_cap_reached", capped, capped.to_act, "raise", 10**6)
+
+
 def test_an_option_set_fills_defaults_and_an_explicit_option_wins():
     casino = start([1000] * 3, game="five-card-draw", rules="casino")[0].options
     assert (casino["structure"], casino["ante"], casino["big_blind"], casino["max_discard"]) == (
