@@ -100,9 +100,10 @@ def register(app: Flask) -> None:
 
     @app.after_request
     def store_answers(response):
-        """A success of a route that reads the store ends an outage, logged once."""
-        if outage.is_down and response.status_code < 300 and _reads_the_store(
-                request.endpoint):
+        """A success of a route that reads the store ends an outage, logged once (not an
+        OPTIONS, which Flask answers without the route)."""
+        if (outage.is_down and response.status_code < 300 and request.method != "OPTIONS"
+                and _reads_the_store(request.endpoint)):
             outage.up()
         return response
 
