@@ -41,8 +41,9 @@ class Loaded:
 class ReplayCache:
     """State per stream and version, so a read replays only events it has not seen.
 
-    Bounded (least recently used out); a stream that is missing its cached head (it
-    was shortened or rewritten) is replayed anew; nothing is kept for an empty stream.
+    Bounded (least recently used out); a stream that is missing its cached head, or an
+    event before it (it was shortened or rewritten), is replayed anew; nothing is kept for
+    an empty stream.
 
     A read asks ``base`` for what it holds, reads what the stream has after it
     (``EventStore.read_on``, which also tells whether the stream still has that head),

@@ -253,8 +253,8 @@ return {'ok'}
 # the version a reader holds, the hash of its last event, and where its archive is in
 # KEYS (0: it has none).  Per
 # stream: {version, entries after it}, or {0, every entry} when the stream no longer has
-# that event there (it was shortened or rewritten), or {-1, the archive} when the stream
-# is gone and its archive is there.
+# that event there or has lost one before it (it was shortened or rewritten), or {-1, the
+# archive} when the stream is gone and its archive is there.
 _READ_ON_LUA = """
 local out = {}
 for i = 1, #ARGV / 3 do
@@ -265,7 +265,12 @@ for i = 1, #ARGV / 3 do
     if head and head[1] == '0-' .. version then
       for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
     end
-    if hash == wanted then table.remove(entries, 1) else version, entries = 0, nil end
+    -- held, and nothing before it gone: XLEN counts the held event and those before it
+    if hash == wanted and redis.call('XLEN', key) == version + #entries - 1 then
+      table.remove(entries, 1)
+    else
+      version, entries = 0, nil
+    end
   end
   entries = entries or redis.call('XRANGE', key, '-', '+')
   local archive = tonumber(ARGV[3 * i])
@@ -408,8 +413,9 @@ class EventStore:
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
         ``(version, the events after it)``, or ``(0, every event)`` when the stream no
-        longer has that head (it was shortened or rewritten). One round trip; an archived
-        hand reads the same from its archive (its head checked here rather than in Lua)."""
+        longer has that head or has lost an event before it (it was shortened or
+        rewritten). One round trip; an archived hand reads the same from its archive (its
+        head checked here rather than in Lua)."""
         keys, args = [stream for stream, _, _ in heads], []
         for stream, version, head_hash in heads:
             archive = archive_of(stream)

@@ -367,3 +367,6 @@ def test_read_on_gives_what_follows_a_head_or_everything_when_the_head_is_gone(s
     r.xdel(other, "0-2")  # the held event gone, one after it still there
     ((since, everything),) = store.read_on([(other, 2, second.hash)])
     assert (since, [e.version for e in everything]) == (0, [1, 3])
+    r.xdel(other, "0-1")  # one before the held event gone
+    ((since, everything),) = store.read_on([(other, 3, everything[-1].hash)])
+    assert (since, [e.version for e in everything]) == (0, [3])
