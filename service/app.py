@@ -27,13 +27,12 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app = _Flask(__name__)
     app.json = JSONProvider(app)
     app.url_map.converters["int"] = Number
-    app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
+    body_limit = app.config["MAX_CONTENT_LENGTH"] = backend.config.max_body_bytes
     _observe(app)  # first: every other hook's answer is timed and logged too
     if backend.embedded:  # the job thread shares this process: its jobs go first
         app.before_request(backend.jobs_first.wait)
     limits.register(app, backend.redis, backend.config.rate_limit,
                     backend.config.table_rate_limit)
-    body_limit = backend.config.max_body_bytes
     app.before_request(lambda: check_request(request._get_current_object(), body_limit))
     app.extensions["backend"] = backend
     app.extensions["streams"] = StreamSlots(backend.config.max_streams,
