@@ -49,9 +49,10 @@ def _plain(value):
 
 
 def _frozen(value):
-    if isinstance(value, list):
+    kind = type(value)  # not isinstance: JSON as read holds exactly lists and dicts
+    if kind is list:
         return tuple([_frozen(v) for v in value])
-    if isinstance(value, dict):
+    if kind is dict:
         return {k: _frozen(v) for k, v in value.items()}
     return value
 

@@ -18,16 +18,18 @@ from typing import Any
 import orjson
 from flask.json.provider import DefaultJSONProvider
 
-_OPTIONS = orjson.OPT_NON_STR_KEYS  # as json.dumps, an int key becomes a string
+_NON_STR_KEYS = orjson.OPT_NON_STR_KEYS  # as json.dumps, an int key becomes a string
 _LONG_NUMBER = re.compile(rb"\d{19}")  # past 64 bits, orjson.loads reads a float
 
 
 def dumps(value: Any, default=None) -> str:
     """``value`` as compact JSON, keys in their order."""
-    try:
-        return orjson.dumps(value, default=default, option=_OPTIONS).decode()
-    except TypeError:  # orjson.JSONEncodeError is one
-        return json.dumps(value, default=default, separators=(",", ":"), ensure_ascii=False)
+    for option in (None, _NON_STR_KEYS):  # keys that are all strings are written faster
+        try:
+            return orjson.dumps(value, default=default, option=option).decode()
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+    return json.dumps(value, default=default, separators=(",", ":"), ensure_ascii=False)
 
 
 def loads(text: str | bytes) -> Any:

@@ -118,7 +118,7 @@ class Cardroom(Reads):
             except VersionConflict:  # the key's table, made by a copy whose record expired
                 raise _made_by_an_expired_key(table_id) from None
             self.cache.extend(table_stream(table_id), Loaded(table_rules.initial_state(), 0),
-                              written[table_stream(table_id)], table_rules.evolve)
+                              written[table_stream(table_id)], events, table_rules.evolve)
             return answer(remembered)
         return self._once(idem, attempt, answer)
 
@@ -176,7 +176,7 @@ class Cardroom(Reads):
                 [StreamWrite(stream, loaded.version, sealed(events), loaded.head_hash)],
                 actor=actor, command_id=client_key and client_key.key, idempotency=idem,
                 answer=remembered)
-            self.cache.extend(stream, loaded, written[stream], table_rules.evolve)
+            self.cache.extend(stream, loaded, written[stream], events, table_rules.evolve)
             return answer(remembered)
         return self._once(idem, attempt, answer)
 
@@ -214,8 +214,10 @@ class Cardroom(Reads):
                              fairness.GENESIS_HASH)],
                 actor="admin", command_id=client_key and client_key.key, idempotency=idem,
                 answer=body, owe_job=job if owed else None)
-            self.cache.extend(streams[0], loaded, written[streams[0]], table_rules.evolve)
-            self.cache.extend(streams[1], Loaded(new_hand, 0), written[streams[1]], game.evolve)
+            self.cache.extend(streams[0], loaded, written[streams[0]], [opened],
+                              table_rules.evolve)
+            self.cache.extend(streams[1], Loaded(new_hand, 0), written[streams[1]], hand_events,
+                              game.evolve)
             if owed:
                 self._enqueue(table_id, opened.hand_no)
             return body
@@ -388,10 +390,10 @@ class Cardroom(Reads):
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
             also_set=ended and self._receipt(table_id, hand_no, stream, ended),
             ends_hand=hand_no if ended is not None else None, **append_args)
-        self.cache.extend(stream, hand, written[stream], game.evolve)
+        self.cache.extend(stream, hand, written[stream], events, game.evolve)
         if ended is not None:
             self.cache.extend(table_stream(table_id), now.table,
-                              written[table_stream(table_id)], table_rules.evolve)
+                              written[table_stream(table_id)], settled, table_rules.evolve)
         if owed:
             self._enqueue(table_id, hand_no)
         return written

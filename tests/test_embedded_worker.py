@@ -21,6 +21,7 @@ from service.app import create_app
 from service.backend import Backend
 from service.config import Config
 from service.reads import opened_event
+from service.store import hand_stream
 from tests.test_infra import set_key, wait_for
 from tests.test_testhooks import _a_hand_at_its_showdown
 
@@ -174,9 +175,12 @@ def test_a_showdown_job_uses_the_app_s_cardroom_and_replays_only_what_it_wrote(
         fake_backend, client):
     room = client.application.extensions["cardroom"]
     hand_path, admin = _a_hand_at_its_showdown(client)
+    stream = hand_stream(*hand_path.split("/")[3::2])
+    assert room.cache.base(stream).state.status == "showdown_pending"
     replayed = []
     room.cache.to_event = lambda envelope: replayed.append(envelope.type) or opened_event(
         envelope)
     assert fake_backend.run_jobs()
-    assert "HandStarted" not in replayed and "ShowdownEvaluated" in replayed
+    assert room.cache.base(stream).state.status == "ended"  # the app's cache, kept by the job
     assert client.get(hand_path, headers=admin).get_json()["status"] == "ended"
+    assert replayed == []
