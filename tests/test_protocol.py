@@ -1,5 +1,6 @@
 """Protocol details a new client runs into, through the Flask test client on embedded
-fakeredis: where ``/`` leads, trailing slashes, bodies not sent as JSON (415), the ``Allow``
+fakeredis: where ``/`` leads, trailing slashes, bodies not sent as JSON (415) or naming a key
+twice (400), the ``Allow``
 header of a 405, bad query parameters named as such, and the ``Idempotent-Replayed`` header
 of an answer given again to a retry."""
 
@@ -135,6 +136,19 @@ def test_an_empty_body_without_a_content_type_still_starts_a_hand(client, table)
 def test_malformed_json_declared_as_json_is_still_400(client):
     assert_problem(client.post("/v1/tables", data="{", content_type="application/json"), 400,
                    "malformed_json")
+
+
+@pytest.mark.parametrize("document, twice", [
+    ('{"name": "ann", "buy_in": 100, "name": "bob"}', "name"),
+    ('{"name": "ann", "buy_in": 100, "client_seed": {"x": 1, "x": 2}}', "x")])
+def test_a_body_that_names_a_key_twice_is_refused_and_writes_nothing(client, table, document,
+                                                                      twice):
+    seats = f"/v1/tables/{table['id']}"
+    before = client.get(seats, headers=table["admin"]).get_json()
+    problem = assert_problem(client.post(f"{seats}/players", data=document,
+                                         content_type="application/json"), 400, "malformed_json")
+    assert f"names '{twice}' twice" in problem["detail"]
+    assert client.get(seats, headers=table["admin"]).get_json() == before
 
 
 @pytest.mark.parametrize("document", ["null", "[]", "5"])

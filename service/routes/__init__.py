@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+from typing import Any
 from urllib.parse import quote
 
 from flask import Request, current_app, redirect, request
@@ -92,9 +94,21 @@ def body(schema: Schema) -> dict:
         return schema.load({})
     try:
         data = request.get_json()
+        json.loads(request.get_data(), object_pairs_hook=_names_once)
     except (BadRequest, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
     return schema.load(data)  # JSON that is not an object (null too) is 422 invalid_request
+
+
+def _names_once(pairs: list[tuple[str, Any]]) -> None:
+    """Refuses an object that names a key twice: readers of JSON disagree on which of the
+    two counts (ours would keep the last), so neither is taken."""
+    seen = set()
+    for name, _ in pairs:
+        if name in seen:
+            raise ApiError(400, "malformed_json", f"the body names {name!r} twice in one "
+                           "object; each name may be given once")
+        seen.add(name)
 
 
 def client_key(payload: dict | None = None) -> ClientKey | None:
