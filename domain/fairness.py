@@ -100,7 +100,8 @@ def deck_order(server_seed: str, client_seeds: dict, hand_no: int) -> list[str]:
     """The deck of a hand, top card first."""
     mixed = canonical_json({"client_seeds": {str(k): v for k, v in client_seeds.items()},
                             "hand_no": hand_no})
-    return list(_deck_of_seed(hashlib.sha256(bytes.fromhex(server_seed) + mixed.encode()).hexdigest()))
+    deck_seed = hashlib.sha256(bytes.fromhex(server_seed) + mixed.encode()).hexdigest()
+    return list(_deck_of_seed(deck_seed))
 
 
 @lru_cache(maxsize=4)  # an audit shuffles a hand's deck twice: to check it, to replay

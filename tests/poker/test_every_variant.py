@@ -2,10 +2,10 @@
 
 For every hand: chips are conserved at every step; no card is ever in two places;
 replaying the events, as decided and as stored (plain JSON, read back), gives the live
-state (the writer's cache keeps the first, a reader replays the second); the audit of the finished hand passes; and
-``legal_actions`` and ``decide`` agree:
-every action offered is accepted (at its smallest, largest and all-in amounts) and
-actions not offered, or amounts off the offered ones, are refused.
+state (the writer's cache keeps the first, a reader replays the second); the audit of the
+finished hand passes; and ``legal_actions`` and ``decide`` agree: every action offered is
+accepted (at its smallest, largest and all-in amounts) and actions not offered, or
+amounts off the offered ones, are refused.
 
 The number of hands per case comes from ``CARDROOM_PROPERTY_HANDS`` (default 60; the
 suite's 22 cases then play about 1,300 hands).
