@@ -13,7 +13,6 @@ from service.room import Cardroom, sealed
 from service.store import EventStore, StreamWrite, hand_stream, table_stream
 
 KEYS = Keys.from_hex(*new_key_pair())
-FIVE_CARD_DRAW = game_of("five-card-draw")
 
 
 def _store() -> EventStore:
@@ -72,28 +71,40 @@ def test_a_shortened_or_rewritten_stream_is_replayed_anew():
 
 def _played_hand(room):
     """A Cardroom's Five Card Draw hand of 3 players played to its showdown (settled by
-    ``room`` itself), each command by ``room``; yields after each write."""
-    table_id = room.create_table("five-card-draw", {}, None)["table_id"]
+    ``room`` itself); then a client seed set, chips added, a player gone, and a second
+    hand, of Seven Card Stud (dealer's choice), played to its end: each command by
+    ``room``; yields after each write."""
+    table_id = room.create_table("five-card-draw", {"dealers_choice": True}, None)["table_id"]
     yield table_id
     for n in range(3):
         room.seat_player(table_id, f"p{n}", 1000, "", None)
         yield table_id
-    room.start_hand(table_id, None, None)
+    yield from _hand_played(room, table_id, None)
+    room.set_client_seed(table_id, 1, "ab" * 8)
     yield table_id
-    while room.hand(table_id, 1).state.awaiting:
-        hand = room.hand(table_id, 1).state
+    room.add_chips(table_id, 2, 100, None)
+    yield table_id
+    room.leave(table_id, 3, "seat:3")
+    yield table_id
+    yield from _hand_played(room, table_id, "seven-card-stud")
+
+
+def _hand_played(room, table_id, game):
+    hand_no = room.start_hand(table_id, game, None)["hand_no"]
+    yield table_id
+    while room.hand(table_id, hand_no).state.awaiting:
+        hand = room.hand(table_id, hand_no).state
         seat = hand.awaiting[0]
         player = next(s.player_id for s in hand.seats if s.seat == seat)
-        kind = next(a for a in ("check", "call", "draw") if a in _legal(hand, seat))
-        room.act(table_id, 1, Viewer("player", seat, player),
-                 Act(seat=seat, type=kind, amount=None, cards=()), None, None)
+        legal = {a["type"]: a for a in game_of(hand.game).legal_actions(hand, seat)}
+        kind = next(a for a in ("check", "call", "draw", "bring_in") if a in legal)
+        room.act(table_id, hand_no, Viewer("player", seat, player),
+                 Act(seat=seat, type=kind, amount=legal[kind].get("amount"), cards=()),
+                 None, None)
         yield table_id
-    assert room.settle_showdown(table_id, 1)
-    yield table_id
-
-
-def _legal(hand, seat):
-    return {a["type"] for a in FIVE_CARD_DRAW.legal_actions(hand, seat)}
+    if room.hand(table_id, hand_no).state.status != "ended":
+        assert room.settle_showdown(table_id, hand_no)
+        yield table_id
 
 
 def test_a_writer_keeps_what_it_wrote_as_a_replay_would_and_replays_nothing_after():
@@ -102,18 +113,25 @@ def test_a_writer_keeps_what_it_wrote_as_a_replay_would_and_replays_nothing_afte
     replayed = []
     room.cache.to_event = lambda envelope: replayed.append(envelope) or opened_event(envelope)
     for table_id in _played_hand(room):
-        streams = [table_stream(table_id), hand_stream(table_id, 1)]
         fresh = Reads(store, KEYS)
-        for stream, initial in zip(streams, _initials(fresh, table_id)):
+        for stream, initial in _initials(fresh, table_id):
             replay = fresh.cache.load(stream, *initial)
             assert room.cache.base(stream) == (replay if replay.version else Loaded(None, 0))
         replayed.clear()
         room.snapshot(table_id, 1)
+        room.snapshot(table_id, 2)
         assert replayed == []
-    assert room.cache.base(hand_stream(table_id, 1)).state.status == "ended"
+    assert [room.cache.base(hand_stream(table_id, n)).state.status for n in (1, 2)] == [
+        "ended", "ended"]
+    assert room.cache.base(hand_stream(table_id, 2)).state.game == "seven-card-stud"
 
 
 def _initials(reads, table_id):
-    options = reads.table(table_id).state.options
-    return [(table_rules.initial_state, table_rules.evolve),
-            (lambda: FIVE_CARD_DRAW.initial_state(options), FIVE_CARD_DRAW.evolve)]
+    """Each stream of the table (its own, its hands') with how a reader replays it."""
+    table = reads.table(table_id).state
+    streams = [(table_stream(table_id), (table_rules.initial_state, table_rules.evolve))]
+    for hand_no, game_id in enumerate(table.hand_games, start=1):
+        game = game_of(game_id)  # replayed as Reads.snapshot replays a hand
+        streams.append((hand_stream(table_id, hand_no),
+                        (lambda game=game: game.initial_state(table.options), game.evolve)))
+    return streams
