@@ -33,6 +33,31 @@ def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     return cls(**{name: _frozen(data[name]) for name in _field_names(cls) if name in data})
 
 
+def in_stored_order(event: Event) -> Event:
+    """``event`` with the keys of every dict in it in the order its stored form reads back
+    in (sorted: canonical JSON writes them so), so that a state evolved from it answers in
+    the same bytes as one replayed from the store; ``event`` itself when they already are."""
+    fields = {name: getattr(event, name) for name in _field_names(type(event))}
+    ordered = {name: _keys_sorted(value) for name, value in fields.items()}
+    if all(ordered[name] is value for name, value in fields.items()):
+        return event
+    return type(event)(**ordered)
+
+
+def _keys_sorted(value):
+    kind = type(value)
+    if kind is dict:
+        keys = sorted(value, key=str)
+        inner = {key: _keys_sorted(value[key]) for key in keys}
+        if keys == list(value) and all(inner[key] is value[key] for key in keys):
+            return value
+        return inner
+    if kind is tuple or kind is list:
+        inner = [_keys_sorted(v) for v in value]
+        return value if all(a is b for a, b in zip(inner, value)) else kind(inner)
+    return value
+
+
 @cache
 def _field_names(cls: type[Event]) -> tuple[str, ...]:
     """The names of an event class's fields (``dataclasses.fields`` builds them anew on

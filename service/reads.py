@@ -17,7 +17,7 @@ from domain import fairness, phh
 from domain import table as table_rules
 from domain.audit import audit_hand
 from domain.errors import DomainError
-from domain.events import Event, event_from_dict
+from domain.events import Event, event_from_dict, in_stored_order
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
 from service.keys import Keys
@@ -69,10 +69,11 @@ class ReplayCache:
                evolve) -> Loaded:
         """``base`` after ``events``, just appended to ``stream`` after it as ``written``,
         kept as a read would keep it: the writer's next read replays nothing. The state is
-        evolved from the events as decided, not read back from ``written``: their stored
-        form replays to the same state (``tests/poker/test_every_variant.py``)."""
-        return self._keep(stream, Loaded(reduce(evolve, events, base.state),
-                                         base.version + len(written),
+        evolved from the events as decided, their dicts in stored order, not read back from
+        ``written``: their stored form replays to the same state, down to the order of its
+        keys (``tests/poker/test_every_variant.py``)."""
+        state = reduce(evolve, map(in_stored_order, events), base.state)
+        return self._keep(stream, Loaded(state, base.version + len(written),
                                          written[-1].hash if written else base.head_hash))
 
     def advance(self, stream: str, base: Loaded, since: int, new: list[Envelope],

@@ -151,6 +151,16 @@ def test_a_body_that_names_a_key_twice_is_refused_and_writes_nothing(client, tab
     assert client.get(seats, headers=table["admin"]).get_json() == before
 
 
+@pytest.mark.parametrize("depth", [200, 1000, 5000])
+def test_a_body_nested_past_what_a_parser_reads_is_malformed_json(client, depth):
+    document = '{"game": "five-card-draw", "options": {"a": ' + "[" * depth + "]" * depth + "}}"
+    answer = client.post("/v1/tables", data=document, content_type="application/json")
+    if depth < 1000:  # read, and refused as an option
+        assert_problem(answer, 422, "unknown_option")
+    else:
+        assert_problem(answer, 400, "malformed_json")
+
+
 @pytest.mark.parametrize("document", ["null", "[]", "5"])
 def test_json_that_is_not_an_object_is_an_invalid_request(client, document):
     assert_problem(client.post("/v1/tables", data=document, content_type="application/json"),

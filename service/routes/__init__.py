@@ -95,8 +95,10 @@ def body(schema: Schema) -> dict:
     try:
         data = request.get_json()
         json.loads(request.get_data(), object_pairs_hook=_names_once)
-    except (BadRequest, RecursionError):  # RecursionError: nested deeper than the parser goes
+    except BadRequest:
         raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
+    except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
+        raise ApiError(400, "malformed_json", "the body nests too deeply to be read") from None
     return schema.load(data)  # JSON that is not an object (null too) is 422 invalid_request
 
 
@@ -106,7 +108,8 @@ def _names_once(pairs: list[tuple[str, Any]]) -> None:
     seen = set()
     for name, _ in pairs:
         if name in seen:
-            raise ApiError(400, "malformed_json", f"the body names {name!r} twice in one "
+            named = name if len(name) <= 64 else f"{name[:64]}..."
+            raise ApiError(400, "malformed_json", f"the body names {named!r} twice in one "
                            "object; each name may be given once")
         seen.add(name)
 
