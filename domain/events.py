@@ -33,29 +33,13 @@ def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     return cls(**{name: _frozen(data[name]) for name in _field_names(cls) if name in data})
 
 
-def in_stored_order(event: Event) -> Event:
-    """``event`` with the keys of every dict in it in the order its stored form reads back
-    in (sorted: canonical JSON writes them so), so that a state evolved from it answers in
-    the same bytes as one replayed from the store; ``event`` itself when they already are."""
-    fields = {name: getattr(event, name) for name in _field_names(type(event))}
-    ordered = {name: _keys_sorted(value) for name, value in fields.items()}
-    if all(ordered[name] is value for name, value in fields.items()):
-        return event
-    return type(event)(**ordered)
-
-
-def _keys_sorted(value):
-    kind = type(value)
-    if kind is dict:
-        keys = sorted(value, key=str)
-        inner = {key: _keys_sorted(value[key]) for key in keys}
-        if keys == list(value) and all(inner[key] is value[key] for key in keys):
-            return value
-        return inner
-    if kind is tuple or kind is list:
-        inner = [_keys_sorted(v) for v in value]
-        return value if all(a is b for a, b in zip(inner, value)) else kind(inner)
-    return value
+@cache
+def holds_dicts(cls: type[Event]) -> bool:
+    """Whether events of ``cls`` may hold a dict (a field annotated with one). Read back
+    from the store, a dict has its keys sorted (canonical JSON writes them so), which a
+    decided event's need not: a state kept from such an event may answer the same values
+    in other bytes. Every other event reads back as it was decided."""
+    return any("dict" in str(f.type) for f in dataclasses.fields(cls))
 
 
 @cache
@@ -179,7 +163,7 @@ class HandStarted(Event):
     hand_no: int
     options: dict
     button: int
-    seats: tuple  # of {"seat", "name", "stack", "player_id"}, in seat order
+    seats: tuple[dict, ...]  # {"seat", "name", "stack", "player_id"}, in seat order
     seed_commitment: str
     client_seeds: dict  # seat (as str) -> client seed
     deck: tuple
@@ -330,7 +314,7 @@ class ShowdownEvaluated(Event):
     for its high hand, and "low" ({"category", "description", "best"}, or None) where the game
     has a low half. Hands that win nothing are left out when the table mucks losers."""
 
-    hands: tuple
+    hands: tuple[dict, ...]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from domain import fairness, phh
 from domain import table as table_rules
 from domain.audit import audit_hand
 from domain.errors import DomainError
-from domain.events import Event, event_from_dict, in_stored_order
+from domain.events import Event, event_from_dict, holds_dicts
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
 from service.keys import Keys
@@ -68,11 +68,13 @@ class ReplayCache:
     def extend(self, stream: str, base: Loaded, written: list[Envelope], events: list[Event],
                evolve) -> Loaded:
         """``base`` after ``events``, just appended to ``stream`` after it as ``written``,
-        kept as a read would keep it: the writer's next read replays nothing. The state is
-        evolved from the events as decided, their dicts in stored order, not read back from
-        ``written``: their stored form replays to the same state, down to the order of its
-        keys (``tests/poker/test_every_variant.py``)."""
-        state = reduce(evolve, map(in_stored_order, events), base.state)
+        kept as a read would keep it: the writer's next read replays nothing. An event is
+        evolved as decided (the engine has applied it once already), not read back from
+        ``written``, unless it ``holds_dicts``: every other event reads back as it was
+        decided (``tests/poker/test_every_variant.py``)."""
+        kept = (self.to_event(envelope) if holds_dicts(type(event)) else event
+                for event, envelope in zip(events, written))
+        state = reduce(evolve, kept, base.state)
         return self._keep(stream, Loaded(state, base.version + len(written),
                                          written[-1].hash if written else base.head_hash))
 
