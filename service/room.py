@@ -170,7 +170,7 @@ class Cardroom(Reads):
             nonlocal table
             loaded, table = table or self.table(table_id), None
             events = table_rules.decide(loaded.state, command)
-            remembered = remember(events)
+            remembered = _as_remembered(remember(events))
             stream = table_stream(table_id)
             written = self.store.append(
                 [StreamWrite(stream, loaded.version, sealed(events), loaded.head_hash)],
@@ -297,7 +297,7 @@ class Cardroom(Reads):
                 body = self._store_import(table_id, table, imported, created, idem, client_key)
             except VersionConflict:  # the key's table, made by a copy whose record expired
                 raise _made_by_an_expired_key(table_id) from None
-            return answer(_as_remembered(body))
+            return answer(body)
         return self._once(idem, attempt, answer)
 
     def _store_import(self, table_id, table: Loaded, imported, created, idem, client_key,
@@ -319,7 +319,7 @@ class Cardroom(Reads):
             actor="import", command_id=client_key and client_key.key, idempotency=idem,
             answer=body, also_set=self._receipt(table_id, hand_no, stream, ended),
             ends_hand=hand_no)
-        return body
+        return _as_remembered(body)
 
     def _once(self, idem: Idempotency | None, attempt: Callable[[], dict],
               answer: Callable[[dict], dict]) -> dict:

@@ -46,6 +46,7 @@ def test_more_hands_go_to_an_import_table_with_its_admin_token_once_per_key(clie
     retried = client.post(IMPORTS, json=again, headers=admin)
     assert second.status_code == retried.status_code == 201
     assert second.json["hand_no"] == retried.json["hand_no"] == 2
+    assert retried.data == second.data  # the same bytes, keys in the same order
     table_read = client.get(f"/v1/tables/{first['table_id']}", headers=admin).json
     assert table_read["last_hand"] == 2
     assert_problem(client.post(f"/v1/tables/{first['table_id']}/players",

@@ -256,6 +256,7 @@ def test_replayed_joins_chips_and_hand_starts_are_marked(client, table):
         assert (first.status_code, again.status_code) == (201, 201), (url, again.get_json())
         assert "Idempotent-Replayed" not in first.headers, url
         assert again.headers.get("Idempotent-Replayed") == "true", url
+        assert again.data == first.data, url  # the same bytes, keys in the same order
 
 
 def test_a_retried_table_creation_makes_one_table(client, fake_backend):
