@@ -167,6 +167,7 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
     actions: list[str] = []
     dealt: dict[int, list] = {}  # the cards of the deal in progress, by seat
     last_move = None  # where the showdown lines go: after the last player action
+    drawn = 0  # ... and after the last draw (players all in before it still draw)
     opener = None  # PokerKit shows down from the last round's opener or aggressor
     chips = _Chips(events[0])
     held: dict[int, list] = {}  # each seat's cards so far
@@ -207,10 +208,11 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
                 actions.append(f"{p[event.seat]} sd {text(event.discarded)}".rstrip())
                 if event.received:
                     actions.append(f"d dh {p[event.seat]} {text(event.received)}")
+                drawn = len(actions)
             case ShowdownEvaluated():
                 shown = {h["seat"]: h["cards"] for h in event.hands}
                 lines = _showdown_lines(events, order, shown, opener)
-                at = len(actions) if last_move is None else last_move
+                at = len(actions) if last_move is None else max(last_move, drawn)
                 if at == len(actions) or not any(a.startswith("d dh") for a in actions[at:]):
                     actions[at:at] = [f"{p[seat]} sm {text(cards)}".rstrip()
                                       for seat, cards in lines]

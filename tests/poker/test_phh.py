@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import random
 import tomllib
+from functools import reduce
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,11 @@ from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem
                       NoLimitTexasHoldem, PotLimitOmahaHoldem)
 
 from domain import phh
+from domain.commands import Act, Showdown
 from domain.events import HandEnded
+from domain.poker import engine
 
+from tests.poker.play import start
 from tests.poker.pokerkit_bridge import Divergence
 from tests.poker.test_crosscheck_pokerkit import hand
 
@@ -247,3 +251,33 @@ actions = ["d dh p1 AsAh", "d dh p2 KsKh", "d dh p3 QsQh", "d dh p4 JsJh", "p4 c
     with pytest.raises(phh.PhhRejected) as refused:  # the straddle's min raise is to 6
         phh.import_hand(text.replace("p4 cbr 6", "p4 cbr 5"), 1)
     assert refused.value.extra["action_index"] == 4
+
+
+def test_a_draw_hand_all_in_before_the_draw_is_exported_with_its_draws_before_the_shows():
+    """The callers are all in after the first round; every player still draws, then shows:
+    the export writes the draws first, and the document imports to the hand's stacks."""
+    state, events = start([1000, 40, 40], game="five-card-draw", all_in="side_pots")
+    while state.status != "ended":
+        if state.status == "showdown_pending":
+            command = Showdown()
+        else:
+            seat = state.to_act
+            legal = {a["type"]: a for a in engine.legal_actions(state, seat)}
+            if "draw" in legal:
+                command = Act(seat=seat, type="draw", cards=state.seat(seat).cards[:1])
+            elif "bet" in legal and state.seat(seat).stack > 100:
+                command = Act(seat=seat, type="bet", amount=legal["bet"]["max"])
+            else:
+                command = Act(seat=seat, type="call" if "call" in legal else "check")
+        new = engine.decide(state, command)
+        state = reduce(engine.evolve, new, state)
+        events += new
+    text = phh.export(events, {})
+    moves = [action.split()[1] for action in tomllib.loads(text)["actions"]]
+    draws = [i for i, move in enumerate(moves) if move == "sd"]
+    shows = [i for i, move in enumerate(moves) if move == "sm"]
+    assert len(draws) == 3 and shows and max(draws) < min(shows), text
+    imported = phh.import_hand(text, 1)  # its seats numbered in the document's order
+    order = phh.player_order(events[0].seats, events[0].button)
+    assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
+        events[-1].stacks[str(seat)] for seat in order]
