@@ -15,7 +15,10 @@ stakes, a stud hand whose fourth street was opened at the upper limit under the 
 pair rule, which PHH's stud lacks) is written with the standard fields and actions that apply, the game and
 its options in the user fields ``_variant`` and ``_options``, and no ``variant``:
 a PHH tool then refuses it plainly instead of replaying it under rules that are
-not the hand's. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
+not the hand's. A hand of a standard variant carries its options in ``_options`` too,
+and an import of such a document takes from them what PHH has no field for (the
+table's chip, by which split pots are divided; the raise cap), the standard fields
+winning where both say. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
 ``_seed_commitment``, ``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
@@ -87,8 +90,8 @@ def export(events: list[Event], facts: dict) -> str:
     started: HandStarted = events[0]
     order = player_order(started.seats, started.button)
     code = _variant_code(started, events)
-    document = {"variant": code} if code else {
-        "_variant": started.game, "_options": _plain_options(started.options)}
+    document = {"variant": code} if code else {"_variant": started.game}
+    document["_options"] = _plain_options(started.options)
     document["ante_trimming_status"] = True  # PokerKit's name for how our antes are posted
     document.update(_stakes(started, order, code))
     names = {s["seat"]: s["name"] for s in started.seats}
@@ -434,14 +437,23 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
         if code not in GAMES:
             raise PhhRejected(None, f"variant {code!r} is not one cardroom plays; it plays "
                               f"{', '.join(GAMES)} (and, with _variant, its own games)")
-        game_id, structure = GAMES[code]
-        requested = {"structure": structure, **_stake_options(document, code)}
+        game_id, structure = GAMES[code]  # the standard fields win over our _options
+        requested = {**_our_options(document), "structure": structure,
+                     **_stake_options(document, code)}
     try:
         game = game_of(game_id)
         return game_id, resolve_options(game.options, {"bet_unit": 1, **requested,
                                                        "reveal": "auditor"})
     except DomainError as error:
         raise PhhRejected(None, error.message) from None
+
+
+def _our_options(document: dict) -> dict:
+    """The ``_options`` of a standard document that cardroom wrote: the rules PHH has no
+    field for (the table's chip, by which split pots are divided, say). Not read from a
+    document counted in smaller units than it was written in: they are whole chips."""
+    options = document.get("_options")
+    return dict(options) if isinstance(options, dict) and "_scale" not in document else {}
 
 
 def _stake_options(document: dict, code: str) -> dict:
