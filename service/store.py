@@ -61,14 +61,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import threading
+import weakref
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol
 from uuid import uuid4
 
-from redis.exceptions import NoScriptError
+import redis
+from redis.exceptions import NoScriptError, ResponseError
 
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
 from service import jsonio, metrics
@@ -338,20 +342,63 @@ return 1
 
 
 class Script:
-    """A Lua script, called by its SHA1 straight through ``execute_command`` (redis-py's
-    ``Script`` checks its arguments on every call, at a cost near a tenth of the call's);
-    loaded on first use, and again when the server lost it (a restart, a failover)."""
+    """A Lua script, called by its SHA1 (redis-py's ``Script`` checks its arguments on every
+    call, at a cost near a tenth of the call's) through ``sender``; loaded on first use, and
+    again when the server lost it (a restart, a failover)."""
 
     def __init__(self, redis: Any, text: str):
-        self.redis, self.text = redis, text
+        self.redis, self.text, self.send = redis, text, sender(redis)
         self.sha = hashlib.sha1(text.encode()).hexdigest()
 
     def __call__(self, keys: list[str], args: list) -> Any:
         try:
-            return self.redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+            return self.send("EVALSHA", self.sha, len(keys), *keys, *args)
         except NoScriptError:
             self.redis.script_load(self.text)
-            return self.redis.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
+            return self.send("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
+_SENDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def sender(client: Any) -> Callable[..., Any]:
+    """How the scripts send a command on ``client``: on a plain Redis, on a connection of the
+    calling thread's own (``_ThreadsConnections``); else (a cluster, the embedded fakeredis)
+    through its ``execute_command``."""
+    if type(client) is not redis.Redis:
+        return lambda *command: client.execute_command(*command)
+    if client not in _SENDERS:
+        _SENDERS[client] = _ThreadsConnections(client.connection_pool)
+    return _SENDERS[client]
+
+
+class _ThreadsConnections:
+    """Sends a command on a connection of the calling thread's own, made with the settings of
+    ``pool`` (its timeouts, its retry) but kept out of it: redis-py's borrowing and returning
+    of a pooled connection and its bookkeeping of every command cost about as much CPU as
+    the round trip's own work (BENCHMARKS.md), on the two calls of every action and the one
+    of every read. A connection that fails is closed, and the command sent again as the
+    pool's retry says, on a new one."""
+
+    def __init__(self, pool: Any):
+        self.pool, self.local = pool, threading.local()
+
+    def __call__(self, *command: Any) -> Any:
+        connection = getattr(self.local, "connection", None)
+        if connection is None or connection.pid != os.getpid():  # none yet, or forked
+            connection = self.local.connection = self.pool.connection_class(
+                **self.pool.connection_kwargs)
+
+        def send() -> Any:
+            connection.send_command(*command)
+            return connection.read_response()
+        try:
+            return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
+        except ResponseError:  # Redis answered: the connection is fine
+            raise
+        except BaseException:  # anything else may leave a reply unread
+            connection.disconnect()
+            raise
 
 
 def _s(value: bytes | str) -> str:

@@ -13,9 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.fairness import GENESIS_HASH, chain_problem, envelope_hash
+from service.backend import connect
 from service.keys import Keys, new_key_pair
 from service.store import (
-    DuplicateCommand, EventStore, Idempotency, NewEvent, StreamWrite, VersionConflict,
+    DuplicateCommand, EventStore, Idempotency, NewEvent, Script, StreamWrite, VersionConflict,
     hand_stream, idempotency_key, owed_key, receipt_key, table_stream,
 )
 
@@ -370,3 +371,38 @@ def test_read_on_gives_what_follows_a_head_or_everything_when_the_head_is_gone(s
     r.xdel(other, "0-1")  # one before the held event gone
     ((since, everything),) = store.read_on([(other, 3, everything[-1].hash)])
     assert (since, [e.version for e in everything]) == (0, [3])
+
+
+@pytest.mark.redis
+def test_threads_calling_scripts_at_once_each_get_their_own_answers(redis_url):
+    """On a plain Redis a script goes out on a connection of the calling thread's own: one
+    connection shared by threads without a lock would mix up their replies."""
+    echo = Script(connect(redis_url), "return ARGV[1]")
+    wrong = []
+
+    def calls(n: int) -> None:
+        for i in range(300):
+            if (answer := echo([], [f"{n}:{i}"])) != f"{n}:{i}".encode():
+                wrong.append(answer)
+    threads = [threading.Thread(target=calls, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+
+
+@pytest.mark.redis
+def test_a_script_call_is_sent_again_when_its_connection_was_closed(redis_url):
+    """A thread's connection that Redis dropped (a restart, a failover, a timeout) is closed
+    and the call sent again on a new one, as the client's retry says: the caller never sees
+    it. Before the first call the script is not loaded: it is, once."""
+    client = connect(redis_url)
+    client.script_flush()
+    store = EventStore(client)
+    put(store, table_stream(T), 0, ev(1))
+    admin = redis.Redis.from_url(redis_url)
+    for _ in range(2):
+        assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+        ((version, events),) = store.read_on([(table_stream(T), 0, GENESIS_HASH)])
+        assert (version, [e.version for e in events]) == (0, [1])
