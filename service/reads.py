@@ -31,6 +31,11 @@ class NotFound(Exception):
         self.code, self.message = code, message
 
 
+def shown(asked: str, limit: int = 64) -> str:
+    """A name the client gave, as an answer repeats it: its first ``limit`` characters."""
+    return asked if len(asked) <= limit else f"{asked[:limit]}..."
+
+
 @dataclass(frozen=True)
 class Loaded:
     state: Any
@@ -118,7 +123,7 @@ class Snapshot:
 
 
 def no_hand(table_id: str, hand_no: int | None) -> NotFound:
-    return NotFound("hand_not_found", f"table {table_id} has no hand {hand_no}")
+    return NotFound("hand_not_found", f"table {shown(table_id)} has no hand {hand_no}")
 
 
 def opened_event(envelope: Envelope) -> Event:
@@ -138,7 +143,7 @@ class Reads:
         """The table now and, if ``hand_no`` is given, that hand: one round trip to the store
         for both streams (each read on from where the cache stands)."""
         if "{" in table_id or "}" in table_id:  # never a table id: braces are the key's hash tag
-            raise NotFound("table_not_found", f"no table {table_id}")
+            raise NotFound("table_not_found", f"no table {shown(table_id)}")
         streams = [table_stream(table_id)]
         if hand_no is not None:
             streams.append(hand_stream(table_id, hand_no))
@@ -147,7 +152,7 @@ class Reads:
         table = self.cache.advance(streams[0], bases[0], *read[0], table_rules.initial_state,
                                    table_rules.evolve)
         if not table.state.created:
-            raise NotFound("table_not_found", f"no table {table_id}")
+            raise NotFound("table_not_found", f"no table {shown(table_id)}")
         if hand_no is None or not 1 <= hand_no <= table.state.hand_no:
             return Snapshot(table_id, table, hand_no)
         game = game_of(table.state.hand_games[hand_no - 1])

@@ -1,5 +1,7 @@
 """The HTTP contract through the Flask test client on embedded fakeredis."""
 
+import pytest
+
 from domain.fairness import unseal
 from service.store import hand_stream, table_stream
 
@@ -287,3 +289,12 @@ def test_health_and_docs_are_served(client):
 
 def test_a_table_id_with_braces_is_simply_not_found(client, table):
     assert_problem(client.get("/v1/tables/a{b}c", headers=table["admin"]), 404, "table_not_found")
+
+
+@pytest.mark.parametrize("path", ["/v1/tables/{id}", "/v1/tables/{id}/hands/1"])
+def test_a_long_table_id_is_not_found_and_repeated_only_in_part(client, table, path):
+    """A made-up id of 3,000 characters is answered by its first 64, not echoed whole."""
+    made_up = "q" * 3000
+    response = client.get(path.format(id=made_up), headers=table["admin"])
+    assert_problem(response, 404, "table_not_found")
+    assert response.json["detail"] == f"no table {made_up[:64]}..."

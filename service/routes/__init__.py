@@ -16,6 +16,7 @@ from werkzeug.routing import IntegerConverter
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
+from service.reads import shown
 from service.room import Cardroom, ClientKey, Replayed
 
 
@@ -108,8 +109,7 @@ def _names_once(pairs: list[tuple[str, Any]]) -> None:
     seen = set()
     for name, _ in pairs:
         if name in seen:
-            named = name if len(name) <= 64 else f"{name[:64]}..."
-            raise ApiError(400, "malformed_json", f"the body names {named!r} twice in one "
+            raise ApiError(400, "malformed_json", f"the body names {shown(name)!r} twice in one "
                            "object; each name may be given once")
         seen.add(name)
 
