@@ -15,7 +15,10 @@ stakes, a stud hand whose fourth street was opened at the upper limit under the 
 pair rule, which PHH's stud lacks) is written with the standard fields and actions that apply, the game and
 its options in the user fields ``_variant`` and ``_options``, and no ``variant``:
 a PHH tool then refuses it plainly instead of replaying it under rules that are
-not the hand's. A hand of a standard variant carries its options in ``_options`` too,
+not the hand's; so is a hand in which a player bought chips (where nobody may go all
+in, a player short of a bet may buy the chips to call it): they are listed in
+``_chips_bought``, each before the action it names, and PHH's stacks are fixed for the
+hand. A hand of a standard variant carries its options in ``_options`` too,
 and an import of such a document takes from them what PHH has no field for (the
 table's chip, by which split pots are divided; the raise cap), the standard fields
 winning where both say. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
@@ -97,7 +100,10 @@ def export(events: list[Event], facts: dict) -> str:
     names = {s["seat"]: s["name"] for s in started.seats}
     document["starting_stacks"] = [next(s["stack"] for s in started.seats if s["seat"] == n)
                                    for n in order]
-    document["actions"] = _actions(events, order, set(started.source.get("unknown", ())))
+    unknown = set(started.source.get("unknown", ()))
+    document["actions"], bought = _actions(events, order, unknown)
+    if bought:
+        document["_chips_bought"] = bought
     ended = next((e for e in events if isinstance(e, HandEnded)), None)
     if ended is not None:
         document["finishing_stacks"] = [ended.stacks[str(n)] for n in order]
@@ -113,6 +119,8 @@ def export(events: list[Event], facts: dict) -> str:
 def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     options = started.options
     code = STANDARD.get((started.game, options.get("structure")))
+    if any(isinstance(event, ChipsBought) for event in events):
+        return None  # PHH's stacks are fixed for the hand
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     return code
@@ -165,9 +173,12 @@ def _phh_array(by_seat: dict, order: list[int]) -> list[int]:
     return values[::-1] if len(order) == 2 else values
 
 
-def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
+def _actions(events: list[Event], order: list[int], unknown: set,
+             ) -> tuple[list[str], list[dict]]:
+    """The PHH actions, and the chips bought during the hand (``_chips_bought``)."""
     p = {seat: f"p{i + 1}" for i, seat in enumerate(order)}
     actions: list[str] = []
+    bought: list[dict] = []
     dealt: dict[int, list] = {}  # the cards of the deal in progress, by seat
     last_move = None  # where the showdown lines go: after the last player action
     drawn = 0  # ... and after the last draw (players all in before it still draw)
@@ -198,6 +209,9 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
                 actions.append(f"d db {text(event.cards)}")
             case BringInPosted():
                 actions.append(f"{p[event.seat]} pb")
+            case ChipsBought():
+                bought.append({"before_action": len(actions), "player": p[event.seat],
+                               "amount": event.amount})
             case BetPlaced() | PlayerRaised() | BetCompleted() if uncallable:
                 actions.append(f"{p[event.seat]} cc")  # nobody could call: as good as a call
             case BetPlaced() | PlayerRaised() | BetCompleted():
@@ -236,7 +250,7 @@ def _actions(events: list[Event], order: list[int], unknown: set) -> list[str]:
             at_move = {seat: list(cards) for seat, cards in held.items()}
             down_since.clear()
     flush()
-    return actions
+    return actions, bought
 
 
 class _Chips:
@@ -246,12 +260,14 @@ class _Chips:
         self.stack = {s["seat"]: s["stack"] for s in started.seats}
         self.bet = dict.fromkeys(self.stack, 0)
         self.folded: set[int] = set()
+        self.may_buy = started.options.get("all_in") == "forbidden"  # chips to call with
 
     def nobody_can_call(self, raiser: int) -> bool:
-        """Every other player still in has no chips beyond the bet to match: a bet or raise
-        would come back unmatched, so it amounts to a call (PHH tools refuse it)."""
+        """Every other player still in has no chips beyond the bet to match (and may not
+        buy more): a bet or raise would come back unmatched, so it amounts to a call (PHH
+        tools refuse it)."""
         top = max(self.bet.values())
-        return not any(self.stack[s] + self.bet[s] > top for s in self.stack
+        return not any(self.may_buy or self.stack[s] + self.bet[s] > top for s in self.stack
                        if s != raiser and s not in self.folded)
 
     def apply(self, event: Event) -> None:
@@ -330,6 +346,8 @@ def import_hand(text: str, hand_no: int) -> Imported:
                    "player_id": ""} for i, s in enumerate(document["starting_stacks"]))
     lines = [line for i, text_ in enumerate(document["actions"])
              if (line := _line(i, text_, count)) is not None]
+    lines = sorted(lines + _purchases(document, count, scale),
+                   key=lambda line: (line.index, line.verb != "buy"))
     source = {"format": "phh", "forced": _forced(document, count)}
     if scale != 1:
         source["scale"] = scale
@@ -509,6 +527,27 @@ def _line(index: int, text: str, count: int) -> _Line | None:
     return _Line(index, seat, verb, tuple(args))
 
 
+def _purchases(document: dict, count: int, scale: int) -> list[_Line]:
+    """``_chips_bought``, cardroom's own field: the chips a player added during the hand,
+    each before the action it names (at a table where nobody may go all in, a player
+    short of a bet buys the chips to call it). Each is a ``buy`` line of ours."""
+    bought = document.get("_chips_bought", [])
+    if not isinstance(bought, list):
+        raise PhhRejected(None, "_chips_bought is not an array")
+    lines = []
+    for entry in bought:
+        fields = entry if isinstance(entry, dict) else {}
+        at, amount = fields.get("before_action"), fields.get("amount")
+        seat = _player(str(fields.get("player")), count)
+        if (set(fields) != {"before_action", "player", "amount"} or seat is None
+                or type(at) is not int or not 0 <= at < len(document["actions"])
+                or type(amount) is not int or not 0 < amount * scale <= MAX_AMOUNT):
+            raise PhhRejected(None, f"_chips_bought holds {entry!r}, not {{before_action = "
+                              "<an index in actions>, player = \"pN\", amount = <chips>}")
+        lines.append(_Line(at, seat, "buy", (str(amount * scale),)))
+    return lines
+
+
 def _player(word: str, count: int) -> str | None:
     match = re.fullmatch(r"p([1-9][0-9]?)", word)
     return match and int(match.group(1)) <= count and match.group(1) or None
@@ -683,6 +722,8 @@ def _command(game, state, line: _Line) -> Act:
         return Act(seat=seat, type="check" if "check" in legal else "call")
     if line.verb == "pb":
         return Act(seat=seat, type="bring_in")
+    if line.verb == "buy":
+        return Act(seat=seat, type="add_chips", amount=int(line.args[0]))
     if line.verb == "sd":
         discards = _cards(line.args[0], line.index) if line.args else []
         if UNKNOWN in discards:

@@ -25,6 +25,7 @@ from functools import reduce
 from pathlib import Path
 
 import pytest
+import tomli_w
 from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem, HandHistory,
                       NoLimitTexasHoldem, PotLimitOmahaHoldem)
 
@@ -287,18 +288,56 @@ def test_a_draw_hand_all_in_before_the_draw_is_exported_with_its_draws_before_th
 
 @pytest.mark.parametrize("game, options", [
     ("five-card-draw", {}), ("seven-card-stud", {}), ("texas-holdem", {}),
-    ("omaha", {"structure": "pot-limit"}), ("omaha-hi-lo", {})])
+    ("omaha", {"structure": "pot-limit"}), ("omaha-hi-lo", {}),
+    ("five-card-draw", {"all_in": "forbidden"}), ("texas-holdem", {"all_in": "forbidden"}),
+    ("seven-card-stud", {"all_in": "forbidden"})])
 def test_random_hands_export_and_import_again_to_their_stacks(game, options):
-    """Hands played with random moves, with side pots (no chips bought mid-hand, which
-    PHH's actions cannot say), exported and imported again: the same finishing stacks,
-    split pots included (their chip travels in ``_options``)."""
+    """Hands played with random moves, with side pots, or where nobody may go all in and
+    players buy chips mid-hand to call (``_chips_bought``), exported and imported again:
+    the same finishing stacks, split pots included (their chip travels in ``_options``)."""
+    bought = 0
     for number in range(2 * N):
         rng = random.Random(number)
         stacks = [rng.choice([40, 75, 120, 300, 1000, 5000]) for _ in range(rng.randint(2, 6))]
         state, events = start(stacks, game=game, button=1 + number % len(stacks),
-                              seed=rng.randbytes(32).hex(), all_in="side_pots", **options)
+                              seed=rng.randbytes(32).hex(), **{"all_in": "side_pots", **options})
         events += play_out(state, rng)[1]
         order = phh.player_order(events[0].seats, events[0].button)
-        imported = phh.import_hand(phh.export(events, {}), 1)
+        text = phh.export(events, {})
+        imported = phh.import_hand(text, 1)
         assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
             events[-1].stacks[str(seat)] for seat in order], (game, number)
+        bought += len(tomllib.loads(text).get("_chips_bought", []))
+    assert bought > 0 if options.get("all_in") == "forbidden" else bought == 0
+
+
+def _hand_with_chips_bought() -> dict:
+    """The first random Five Card Draw hand, where nobody may go all in, whose export
+    lists chips bought."""
+    for number in range(100):
+        rng = random.Random(number)
+        stacks = [rng.choice([40, 75, 120, 300]) for _ in range(rng.randint(3, 6))]
+        state, events = start(stacks, game="five-card-draw", seed=rng.randbytes(32).hex(),
+                              all_in="forbidden")
+        document = tomllib.loads(phh.export(events + play_out(state, rng)[1], {}))
+        if document.get("_chips_bought"):
+            return document
+    raise AssertionError("no hand bought chips")
+
+
+@pytest.mark.parametrize("change, index, reason", [
+    ({"amount": 0}, None, "_chips_bought holds"),
+    ({"amount": 5.5}, None, "_chips_bought holds"),
+    ({"player": "p9"}, None, "_chips_bought holds"),
+    ({"before_action": 999}, None, "_chips_bought holds"),
+    ({"paid": True}, None, "_chips_bought holds"),
+    ({"before_action": 0}, 0, "add_chips is not possible now"),  # nothing to call yet
+])
+def test_chips_bought_that_the_hand_cannot_have_are_refused(change, index, reason):
+    document = _hand_with_chips_bought()
+    phh.import_hand(tomli_w.dumps(document), 1)  # as exported, it imports
+    document["_chips_bought"][0].update(change)
+    with pytest.raises(phh.PhhRejected) as refused:
+        phh.import_hand(tomli_w.dumps(document), 1)
+    assert refused.value.extra["action_index"] == index
+    assert reason in refused.value.message
