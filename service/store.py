@@ -378,7 +378,9 @@ class _ThreadsConnections:
     of a pooled connection and its bookkeeping of every command cost about as much CPU as
     the round trip's own work (BENCHMARKS.md), on the two calls of every action and the one
     of every read. A connection that fails is closed, and the command sent again as the
-    pool's retry says, on a new one."""
+    pool's retry says, on a new one. A connection that Redis closed while it lay idle (a
+    restart, its idle timeout, a kill) is replaced without using up that retry, as the
+    pool replaces one before lending it."""
 
     def __init__(self, pool: Any):
         self.pool, self.local = pool, threading.local()
@@ -393,6 +395,11 @@ class _ThreadsConnections:
             connection.send_command(*command)
             return connection.read_response()
         try:
+            if connection.is_connected:  # since its last command: it may have been closed
+                try:
+                    return send()
+                except redis.ConnectionError:
+                    connection.disconnect()
             return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
         except ResponseError:  # Redis answered: the connection is fine
             raise
