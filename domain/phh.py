@@ -534,6 +534,9 @@ def _purchases(document: dict, count: int, scale: int) -> list[_Line]:
     bought = document.get("_chips_bought", [])
     if not isinstance(bought, list):
         raise PhhRejected(None, "_chips_bought is not an array")
+    if bought and scale != 1:  # its export would carry _variant, which counts whole chips
+        raise PhhRejected(None, "_chips_bought goes with whole chips, not with amounts that "
+                          "have decimals")
     lines = []
     for entry in bought:
         fields = entry if isinstance(entry, dict) else {}
@@ -541,10 +544,10 @@ def _purchases(document: dict, count: int, scale: int) -> list[_Line]:
         seat = _player(str(fields.get("player")), count)
         if (set(fields) != {"before_action", "player", "amount"} or seat is None
                 or type(at) is not int or not 0 <= at < len(document["actions"])
-                or type(amount) is not int or not 0 < amount * scale <= MAX_AMOUNT):
+                or type(amount) is not int or not 0 < amount <= MAX_AMOUNT):
             raise PhhRejected(None, f"_chips_bought holds {entry!r}, not {{before_action = "
                               "<an index in actions>, player = \"pN\", amount = <chips>}")
-        lines.append(_Line(at, seat, "buy", (str(amount * scale),)))
+        lines.append(_Line(at, seat, "buy", (str(amount),)))
     return lines
 
 

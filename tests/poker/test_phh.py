@@ -189,6 +189,8 @@ def test_amounts_in_cents_are_counted_in_cents_and_exported_as_written():
 @pytest.mark.parametrize("change, reason", [
     (("min_bet = 0.5", "min_bet = 0.500001"), "at most 4"),
     (("variant = \"NT\"", "_variant = \"texas-holdem\""), "whole chips"),
+    (("min_bet = 0.5", "min_bet = 0.5\n_chips_bought = [{before_action = 3, player = \"p2\", "
+      "amount = 1}]"), "_chips_bought goes with whole chips"),  # exported, it could not return
 ])
 def test_amounts_past_four_decimals_or_with_our_own_variant_are_refused(change, reason):
     with pytest.raises(phh.PhhRejected, match=reason):
