@@ -69,6 +69,15 @@ def test_a_write_to_a_table_path_with_a_trailing_slash_names_the_path(client, ta
     assert f"/v1/tables/{table['id']}/hands," in problem["detail"]
 
 
+def test_a_long_path_with_a_trailing_slash_is_named_by_its_start(client):
+    """A made-up table id of 3,000 characters is not repeated whole, twice."""
+    path = f"/v1/tables/{'q' * 3000}/players/"
+    problem = assert_problem(client.post(path, json={"name": "x", "buy_in": 100}), 404,
+                             "not_found")
+    assert problem["detail"] == (f"there is no route at {path[:128]}...; the path is "
+                                 f"{path[:128]}..., without the trailing slash")
+
+
 @pytest.mark.parametrize("method", ["DELETE", "POST"])
 def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method):
     response = client.open("/v1/games/", method=method)

@@ -80,8 +80,8 @@ def without_trailing_slash(asked: Request):
     if asked.method in ("GET", "HEAD"):
         query = asked.query_string.decode("latin-1")
         return redirect(quote(asked.script_root + target) + (f"?{query}" if query else ""), 308)
-    raise ApiError(404, "not_found", f"there is no route at {path}; the path is {target}, "
-                   "without the trailing slash")
+    raise ApiError(404, "not_found", f"there is no route at {shown(path, 128)}; the path is "
+                   f"{shown(target, 128)}, without the trailing slash")
 
 
 def body(schema: Schema) -> dict:
