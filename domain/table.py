@@ -39,7 +39,7 @@ from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, H
                            HandSettled, PlayerLeft, PlayerSeated, TableCreated)
 from domain.frozen import replace
 from domain.games import game as game_of
-from domain.options import resolve_options
+from domain.options import MAX_AMOUNT, resolve_options
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,10 @@ def decide(state: TableState, command) -> list[Event]:
             return [_seat_player(state, command)]
         case AddChips():
             _between_hands(state)
-            _occupied(state, command.seat)
+            room = MAX_AMOUNT - _occupied(state, command.seat).stack
+            if command.amount > room:
+                raise DomainError("amount_out_of_range", f"a stack holds at most {MAX_AMOUNT} "
+                                  f"chips: seat {command.seat} may add up to {room}")
             return [ChipsAdded(seat=command.seat, amount=command.amount)]
         case LeaveTable():
             _between_hands(state)

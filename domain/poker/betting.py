@@ -133,12 +133,16 @@ def _completion(sizes: structures.Sizes, reach: int, above: int, covered: bool) 
 
 
 def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> dict:
-    """Calling ``to``: in full, all in for less, or (all bets covered) after adding chips."""
+    """Calling ``to``: in full, all in for less, or (all bets covered) after adding chips,
+    up to what keeps the player's chips in the hand within ``MAX_AMOUNT`` (at least the
+    chips to call)."""
     if to - seat.bet <= seat.stack:
         return {"type": "call", "amount": to}
     if not covered:
         return {"type": "call", "amount": seat.bet + seat.stack, "all_in": True}
-    return {"type": "add_chips", "min": to - seat.bet - seat.stack, "max": MAX_AMOUNT}
+    least = to - seat.bet - seat.stack
+    return {"type": "add_chips", "min": least,
+            "max": max(least, MAX_AMOUNT - seat.stack - seat.committed)}
 
 
 def _amounts(kind: str, low: int, high: int, step: int, reach: int, covered: bool) -> dict | None:

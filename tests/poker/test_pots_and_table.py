@@ -63,6 +63,14 @@ def test_chips_and_leaving_wait_for_the_hand_to_end():
     assert [(s.seat, s.stack) for s in state.seats] == [(1, 550)]
 
 
+def test_chips_added_between_hands_keep_a_stack_within_the_most_one_amount_names():
+    state = seated(500, 500)
+    with pytest.raises(DomainError, match="may add up to 999999500") as error:
+        table.decide(state, AddChips(1, 10**9 - 499))
+    assert error.value.code == "amount_out_of_range"
+    assert run(state, AddChips(1, 10**9 - 500)).seat(1).stack == 10**9
+
+
 def test_a_full_table_and_too_few_players_are_refused():
     state = seated(*[100] * 6)
     with pytest.raises(DomainError, match="all 6 seats") as error:
