@@ -343,11 +343,11 @@ return 1
 
 class Script:
     """A Lua script, called by its SHA1 (redis-py's ``Script`` checks its arguments on every
-    call, at a cost near a tenth of the call's) through ``sender``; loaded on first use, and
+    call, at a cost near a tenth of the call's) through ``_sender``; loaded on first use, and
     again when the server lost it (a restart, a failover)."""
 
     def __init__(self, redis: Any, text: str):
-        self.redis, self.text, self.send = redis, text, sender(redis)
+        self.redis, self.text, self.send = redis, text, _sender(redis)
         self.sha = hashlib.sha1(text.encode()).hexdigest()
 
     def __call__(self, keys: list[str], args: list) -> Any:
@@ -361,7 +361,7 @@ class Script:
 _SENDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def sender(client: Any) -> Callable[..., Any]:
+def _sender(client: Any) -> Callable[..., Any]:
     """How the scripts send a command on ``client``: on a plain Redis, on a connection of the
     calling thread's own (``_ThreadsConnections``); else (a cluster, the embedded fakeredis)
     through its ``execute_command``."""
