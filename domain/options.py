@@ -17,7 +17,12 @@ from typing import Any
 
 from domain.errors import DomainError
 
-MAX_AMOUNT = 10**9  # the most chips one amount may name: an option, a buy-in, a bet, a stack
+MAX_AMOUNT = 10**9  # the most chips one amount may name: an option, a buy-in, chips added
+# The most chips a table holds in all, and so a stack or a bet (a stack wins its way past
+# MAX_AMOUNT when players who bought in for it lose to one another): the largest whole
+# number a JSON reader in any language keeps exactly. Chips bought or imported past it are
+# refused; it takes millions of the largest buy-ins to come near it.
+MAX_CHIPS = 2**53 - 1
 
 
 @dataclass(frozen=True)

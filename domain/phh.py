@@ -60,7 +60,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
 from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, resolve_options
+from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
 
 STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"): "FT",
             ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
@@ -342,12 +342,18 @@ def import_hand(text: str, hand_no: int) -> Imported:
     names = document.get("players") or [f"p{i}" for i in range(1, count + 1)]
     if len(names) != count:
         raise PhhRejected(None, f"players names {len(names)} players, starting_stacks {count}")
-    seats = tuple({"seat": i + 1, "name": str(names[i]), "stack": _chips(s, "starting_stacks"),
-                   "player_id": ""} for i, s in enumerate(document["starting_stacks"]))
+    seats = tuple({"seat": i + 1, "name": str(names[i]),
+                   "stack": _chips(s, "starting_stacks", MAX_CHIPS), "player_id": ""}
+                  for i, s in enumerate(document["starting_stacks"]))
     lines = [line for i, text_ in enumerate(document["actions"])
              if (line := _line(i, text_, count)) is not None]
     lines = sorted(lines + _purchases(document, count, scale),
                    key=lambda line: (line.index, line.verb != "buy"))
+    chips = sum(s["stack"] for s in seats) + sum(int(line.args[0]) for line in lines
+                                                 if line.verb == "buy")
+    if chips > MAX_CHIPS:
+        raise PhhRejected(None, f"the players' chips come to {chips}: cardroom holds at most "
+                          f"{MAX_CHIPS} at a table")
     source = {"format": "phh", "forced": _forced(document, count)}
     if scale != 1:
         source["scale"] = scale
@@ -487,15 +493,17 @@ def _stake_options(document: dict, code: str) -> dict:
     return {"ante": 0, "big_blind": number("min_bet"), "min_bet": number("min_bet")}
 
 
-def _chips(value, field: str) -> int:
+def _chips(value, field: str, limit: int = MAX_AMOUNT) -> int:
+    """A whole number of chips; a stack up to ``MAX_CHIPS``, any other amount up to
+    ``MAX_AMOUNT`` (a blind, an ante, a bet size)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         raise PhhRejected(None, f"{field} holds {value!r}, not a number of chips")
     if value in (float("inf"), float("-inf")) or value != int(value) or value < 0:
         raise PhhRejected(None, f"{field} holds {value!r}: cardroom needs every amount "
                           "known and not negative")
-    if value > MAX_AMOUNT:
+    if value > limit:
         raise PhhRejected(None, f"{field} holds {value!r}: cardroom takes amounts up to "
-                          f"{MAX_AMOUNT} (in the document's smallest unit)")
+                          f"{limit} (in the document's smallest unit)")
     return int(value)
 
 
@@ -735,8 +743,8 @@ def _command(game, state, line: _Line) -> Act:
     if len(line.args) != 1 or not re.fullmatch(r"[0-9]+(\.0*)?", line.args[0]):
         raise PhhRejected(line.index, "cbr takes one whole amount")
     amount = int(line.args[0].split(".")[0])
-    if amount > MAX_AMOUNT:
-        raise PhhRejected(line.index, f"cbr {amount}: cardroom takes amounts up to {MAX_AMOUNT}")
+    if amount > MAX_CHIPS:
+        raise PhhRejected(line.index, f"cbr {amount}: cardroom takes amounts up to {MAX_CHIPS}")
     kind = next((k for k in ("complete", "bet", "raise") if k in legal), "raise")
     return Act(seat=seat, type=kind, amount=amount)
 
@@ -756,7 +764,7 @@ def _check_finish(document: dict, events: list[Event]) -> None:
         return
     ended = events[-1]
     replayed = [ended.stacks[str(i + 1)] for i in range(len(ended.stacks))]
-    if [_chips(s, "finishing_stacks") for s in recorded] != replayed:
+    if [_chips(s, "finishing_stacks", MAX_CHIPS) for s in recorded] != replayed:
         raise DomainError("phh_stacks_mismatch", f"the document records finishing stacks "
                           f"{recorded}; the replay ends with {replayed}",
                           recorded=recorded, replayed=replayed)

@@ -39,7 +39,7 @@ from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, H
                            HandSettled, PlayerLeft, PlayerSeated, TableCreated)
 from domain.frozen import replace
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, resolve_options
+from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,15 @@ def decide(state: TableState, command) -> list[Event]:
             return [_create(state, command)]
         case SeatPlayer():
             _not_imports(state)
+            _within_the_table(state, command.buy_in)
             return [_seat_player(state, command)]
         case AddChips():
             _between_hands(state)
-            room = MAX_AMOUNT - _occupied(state, command.seat).stack
+            room = max(MAX_AMOUNT - _occupied(state, command.seat).stack, 0)
             if command.amount > room:
                 raise DomainError("amount_out_of_range", f"a stack holds at most {MAX_AMOUNT} "
                                   f"chips: seat {command.seat} may add up to {room}")
+            _within_the_table(state, command.amount)
             return [ChipsAdded(seat=command.seat, amount=command.amount)]
         case LeaveTable():
             _between_hands(state)
@@ -176,6 +178,13 @@ def _create(state: TableState, command: CreateTable) -> TableCreated:
                         auditor_token_hash=command.auditor_token_hash,
                         next_seed_commitment=command.next_seed_commitment,
                         imports=command.imports)
+
+
+def _within_the_table(state: TableState, amount: int) -> None:
+    held = sum(s.stack for s in state.seats)
+    if held + amount > MAX_CHIPS:
+        raise DomainError("amount_out_of_range", f"a table holds at most {MAX_CHIPS} chips in "
+                          f"all; {max(MAX_CHIPS - held, 0)} more may come to this one")
 
 
 def _seat_player(state: TableState, command: SeatPlayer) -> PlayerSeated:

@@ -57,8 +57,9 @@ APPENDS = Counter("cardroom_appends", "Atomic writes to the event store that suc
 VERSION_CONFLICTS = Counter(
     "cardroom_version_conflicts",
     "Commands that found a hand or table at another version than they expected: a stale "
-    "expected_version (answered 409), or a write that lost a race at the store (answered "
-    "409 when the client pinned the version, else retried)")
+    "expected_version (answered 409), or a write the store refused because a stream had "
+    "moved on since it was read or since its process last saw it (answered 409 when the "
+    "client pinned the version, else decided again)")
 IDEMPOTENT_REPLAYS = Counter("cardroom_idempotent_replays",
                              "Commands answered from their Idempotency-Key's first answer")
 SSE_STREAMS_OPEN = Gauge("cardroom_sse_streams_open", "Server-sent event streams open",

@@ -10,7 +10,7 @@ from domain.errors import DomainError
 from service.backend import Outage, store_unavailable
 from service.logs import request_id
 from service.reads import NotFound
-from service.room import StaleVersion
+from service.room import NotSeated, StaleVersion
 from service.store import UnreadableRecord
 
 # Domain refusals are 422 unless they are about who may act or about timing.
@@ -66,6 +66,10 @@ def register(app: Flask) -> None:
     @app.errorhandler(NotFound)
     def not_found(error: NotFound):
         return problem(404, error.code, error.message)
+
+    @app.errorhandler(NotSeated)
+    def not_seated(error: NotSeated):
+        return problem(403, "forbidden", str(error))
 
     @app.errorhandler(StaleVersion)
     def stale(error: StaleVersion):

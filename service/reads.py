@@ -21,8 +21,8 @@ from domain.events import Event, event_from_dict, holds_dicts
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
 from service.keys import Keys
-from service.store import (Envelope, EventStore, UnreadableRecord, hand_stream, receipt_key,
-                           table_stream)
+from service.store import (Envelope, EventStore, UnreadableRecord, VersionConflict, hand_stream,
+                           receipt_key, table_stream)
 
 
 class NotFound(Exception):
@@ -115,6 +115,7 @@ class Snapshot:
     table: Loaded
     hand_no: int | None = None
     hand: Loaded | None = None  # None when the table has no such hand
+    held: bool = False  # as this process last saw them, not read: perhaps behind
 
     def the_hand(self) -> Loaded:
         if self.hand is None:
@@ -149,6 +150,39 @@ class Reads:
             streams.append(hand_stream(table_id, hand_no))
         bases = [self.cache.base(stream) for stream in streams]
         read = self.store.read_on([(s, b.version, b.head_hash) for s, b in zip(streams, bases)])
+        return self._advanced(table_id, hand_no, streams, bases, read)
+
+    def held(self, table_id: str, hand_no: int) -> Snapshot | None:
+        """The table and the hand as this process last saw them, with no round trip; None
+        unless it holds both. A command decided on them writes to both streams (the table's
+        with no events, if need be), so that its append, which checks each stream's version
+        and head, refuses it if either has moved on, answering what it missed
+        (``caught_up``)."""
+        if "{" in table_id or "}" in table_id:
+            return None
+        table = self.cache.base(table_stream(table_id))
+        hand = self.cache.base(hand_stream(table_id, hand_no))
+        if not (table.version and hand.version):
+            return None
+        return Snapshot(table_id, table, hand_no, hand, held=True)
+
+    def caught_up(self, now: Snapshot, conflict: VersionConflict) -> Snapshot:
+        """``now`` with its streams advanced by what a refused append found after them, with
+        no round trip; read afresh if that cannot tell (a stream gone: an archived hand)."""
+        streams, bases = [table_stream(now.table_id)], [now.table]
+        if now.hand_no is not None:
+            if now.hand is None:
+                return self.snapshot(now.table_id, now.hand_no)
+            streams.append(hand_stream(now.table_id, now.hand_no))
+            bases.append(now.hand)
+        found = [conflict.found.get(stream) for stream in streams]
+        if any(f is None or (f == (0, []) and b.version) for f, b in zip(found, bases)):
+            return self.snapshot(now.table_id, now.hand_no)
+        return self._advanced(now.table_id, now.hand_no, streams, bases, found)
+
+    def _advanced(self, table_id: str, hand_no: int | None, streams: list[str],
+                  bases: list[Loaded], read: list[tuple[int, list[Envelope]]]) -> Snapshot:
+        """The snapshot after ``read``, the events of each stream after its base."""
         table = self.cache.advance(streams[0], bases[0], *read[0], table_rules.initial_state,
                                    table_rules.evolve)
         if not table.state.created:

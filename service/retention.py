@@ -8,11 +8,12 @@ an archived hand as it read its stream (``EventStore.read`` and ``read_on``), so
 read of it answers exactly as before.
 
 Which hands: with the setting on, every write that ends a hand (an action, the showdown
-job, a PHH import) indexes it in ``cardroom:ended-hands`` just after its script
-(``EventStore.append(..., ends_hand=n)``; one more round trip, once a hand). So the API
-processes and the workers need the setting alike, and hands that ended while it was off
-stay streams: an index kept with the setting off would grow by a hundred bytes a hand for
-good. A crash between the script and the index leaves that hand a stream, losing nothing.
+job, a PHH import) indexes it in ``cardroom:ended-hands`` in its script
+(``EventStore.append(..., ends_hand=n)``; on a Redis Cluster just after it, one more round
+trip once a hand, and a crash in between leaves that hand a stream, losing nothing). So
+the API processes and the workers need the setting alike, and hands that ended while it
+was off stay streams: an index kept with the setting off would grow by a hundred bytes a
+hand for good.
 
 Who: every sweep (``Backend.sweep``: the sweeper thread of each ``cardroom worker``, or
 the embedded job thread) calls ``archive_ended_hands``, which takes up to ``BATCH`` of

@@ -51,6 +51,11 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+class NotSeated(Exception):
+    """The caller's token was recognised on a table this process held, but the table as it
+    stands seats another player there (answered 403, before anything the key remembers)."""
+
+
 class Replayed(dict):
     """A command's first answer, given again to a retry with the same Idempotency-Key (the
     routes mark it with a header)."""
@@ -227,13 +232,33 @@ class Cardroom(Reads):
             expected_version: int | None, client_key: ClientKey | None,
             snapshot: Snapshot | None = None) -> dict:
         """Apply one player's move; 201 body ``{"version", "events"}`` as the player sees it.
-        ``snapshot``: the table and hand as the caller just read them (first try only)."""
+        ``snapshot``: the table and hand as the caller just read them, or as this process
+        holds them (``Reads.held``), for the first try. A move refused on a held snapshot
+        is decided again on a read; one whose append finds either stream moved on, on what
+        the append answered (``Reads.caught_up``). So a move makes one round trip when this
+        process holds the hand as it stands, and two when it does not.
+
+        ``viewer`` was recognised on the first snapshot only: whichever table a move is
+        decided on, and the table a retry with the same key is answered at, must still
+        seat that player there (a held table may be older than the hand held beside it)."""
         idem = _idempotency(table_id, f"hand:{hand_no}:seat:{command.seat}", client_key)
         stream = hand_stream(table_id, hand_no)
 
         def attempt():
             nonlocal snapshot
             now, snapshot = snapshot or self.snapshot(table_id, hand_no), None
+            if now.held and expected_version not in (None, now.the_hand().version):
+                now = self.snapshot(table_id, hand_no)  # the process or the client is behind
+            try:
+                return decided(now)
+            except (DomainError, NotSeated):
+                if not now.held:
+                    raise
+                return decided(self.snapshot(table_id, hand_no))  # perhaps only behind
+
+        def decided(now: Snapshot) -> dict:
+            nonlocal snapshot
+            _still_seated(now.table.state, viewer)
             hand = now.the_hand()
             if expected_version is not None and expected_version != hand.version:
                 metrics.VERSION_CONFLICTS.inc()
@@ -245,8 +270,9 @@ class Cardroom(Reads):
                     command_id=client_key and client_key.key, idempotency=idem,
                     answer={"after": hand.version, "version": hand.version + len(events)})
             except VersionConflict as conflict:
+                snapshot = self.caught_up(now, conflict)
                 if expected_version is not None and conflict.stream == stream:
-                    raise StaleVersion(conflict.actual) from None
+                    raise StaleVersion(snapshot.the_hand().version) from None
                 raise
             state = reduce(game_of(hand.state.game).evolve, events, hand.state)
             return {"version": hand.version + len(events),
@@ -254,9 +280,11 @@ class Cardroom(Reads):
                                for envelope, event in zip(written[stream], events)]}
 
         def answer(remembered: dict) -> dict:
+            now = self.snapshot(table_id, hand_no)
+            _still_seated(now.table.state, viewer)
             return {"version": remembered["version"],
-                    "events": self.hand_events(table_id, hand_no, viewer, remembered["after"])[
-                        :remembered["version"] - remembered["after"]]}
+                    "events": self.hand_events(table_id, hand_no, viewer, remembered["after"],
+                                               now)[:remembered["version"] - remembered["after"]]}
         return self._once(idem, attempt, answer)
 
     def import_phh(self, text: str, table_id: str | None, client_key: ClientKey | None,
@@ -372,20 +400,19 @@ class Cardroom(Reads):
         """Append a hand's events; when they end the hand, with the table's ``HandSettled``
         and the signed receipt (and indexed for ``service.retention``); when they lead to
         the showdown, with the job owed (and when they settle it, paid). ``now``: the table
-        and hand the events were decided on."""
+        and hand the events were decided on; both streams are in the append, the table's
+        with no events but a settlement, so that it is refused if either has moved on."""
         stream = hand_stream(table_id, hand_no)
-        hand = now.the_hand()
+        hand, table = now.the_hand(), now.table
         game = game_of(hand.state.game)
-        writes = [StreamWrite(stream, hand.version, sealed(events, game.id), hand.head_hash)]
         ended = next((e for e in events if isinstance(e, HandEnded)), None)
         owed = game.job_owed(reduce(game.evolve, events, hand.state))
         job = (table_id, f"{SHOWDOWN_JOB}:{hand_no}")
-        if ended is not None:
-            table = now.table
-            settled = table_rules.decide(table.state, SettleHand(hand_no=hand_no,
-                                                                 stacks=ended.stacks))
-            writes.append(StreamWrite(table_stream(table_id), table.version, sealed(settled),
-                                      table.head_hash))
+        settled = [] if ended is None else table_rules.decide(
+            table.state, SettleHand(hand_no=hand_no, stacks=ended.stacks))
+        writes = [StreamWrite(stream, hand.version, sealed(events, game.id), hand.head_hash),
+                  StreamWrite(table_stream(table_id), table.version, sealed(settled),
+                              table.head_hash)]
         written = self.store.append(
             writes, owe_job=job if owed else None, settle_job=job if ended is not None else None,
             also_set=ended and self._receipt(table_id, hand_no, stream, ended),
@@ -415,6 +442,12 @@ class Cardroom(Reads):
             return {receipt_key(table_id, hand_no): fairness.canonical_json(
                 {"receipt": receipt, "signature": self.keys.sign(receipt)})}
         return signed
+
+
+def _still_seated(table: table_rules.TableState, viewer: Viewer) -> None:
+    seat = table.seat(viewer.seat)
+    if seat is None or seat.player_id != viewer.player_id:
+        raise NotSeated("this token gives no access to this table")
 
 
 def _as_remembered(answer: dict) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from domain.cards import InvalidCard, parse_card
-from domain.options import MAX_AMOUNT
+from domain.options import MAX_AMOUNT, MAX_CHIPS
 
 MAX_VERSION = 2**53  # far beyond any stream, and within a Redis stream id
 ACTION_TYPES = ("check", "call", "bet", "raise", "fold", "draw", "bring_in", "complete",
@@ -60,7 +60,7 @@ class StartHand(Strict):
 
 class Action(Strict):
     type = fields.String(required=True, validate=validate.OneOf(ACTION_TYPES))
-    amount = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_AMOUNT),
+    amount = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_CHIPS),
                             load_default=None, allow_none=True)
     cards = fields.List(fields.String(validate=_card), validate=validate.Length(max=10),
                         load_default=list)

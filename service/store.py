@@ -29,27 +29,33 @@ Round trips: a reader gives the version and head hash it holds of each stream
 (``ReplayCache``) and ``EventStore.read_on`` returns, in ONE script call for a table's
 streams, what came after (or everything, if the stream no longer has that head). A writer
 gives the head hash it decided on (``StreamWrite.prev_hash``), so that ``append`` needs
-no read of its own: a command is one read and one script.
+no read of its own: a command is one read and one script. A refused append answers, for
+each of its streams, what ``read_on`` would (``VersionConflict.found``), so a writer that
+decided on the state it held, without reading, and was refused decides again on that
+answer, with no read: a move is one script when its process holds the hand as it stands,
+two when it does not (``service.room.Cardroom.act``).
 
 ``EventStore.append`` builds the envelopes in Python, then runs ONE Lua script
 (``_APPEND_LUA``; each stream's new entries go as one JSON argument) which, atomically:
 (1) returns the remembered command if the idempotency key exists; (2) checks, for every
 stream, that its length and last generated ID equal the expected version and that its
 last entry's hash equals the ``prev_hash`` the new envelopes were chained to, else
-reports a conflict having written nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
+reports a conflict (with what the streams have after those heads) having written
+nothing; (3) XADDs every envelope; (4) stores the idempotency record and any
 other keys given (a receipt); (5) clears / sets the owed-job marker.  Nothing is
 written before all checks pass.
 
 The owed marker is the truth; ``cardroom:owed-tables`` is only an index that lets the
 sweeper (``service.jobs.enqueue_owed_jobs``) find the tables that may owe a job
-without walking every table. It lives outside any table's hash slot, so the script
+without walking every table. On one Redis the append script writes it with the marker,
+atomically. On a Redis Cluster it lives outside any table's hash slot, so the script
 cannot write it: ``append`` writes it just before the script runs (a crash after the
 script still leaves the table indexed) and again just after it succeeded (an entry
 the sweeper removed meanwhile is back). See ``EventStore.forget_owed_tables`` for why
 the sweeper never loses an entry that an append in flight still needs.
-``cardroom:ended-hands`` is written only after the script of a write that ends a hand
-(``append(..., ends_hand=n)``, when the store was made with ``index_ended``): a crash in
-between leaves that hand a stream, which loses nothing.
+``cardroom:ended-hands`` is written by the script of a write that ends a hand
+(``append(..., ends_hand=n)``, when the store was made with ``index_ended``); on a
+cluster only after it: a crash in between leaves that hand a stream, which loses nothing.
 
 An archived hand reads as its stream did: ``read_on`` falls back on the archive in the
 same script call when the stream is gone, ``read`` in a second round trip when its
@@ -72,6 +78,7 @@ from typing import Any, Callable, Protocol
 from uuid import uuid4
 
 import redis
+from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
@@ -179,9 +186,15 @@ class Idempotency:
 
 
 class VersionConflict(Exception):
-    def __init__(self, stream: str, expected: int, actual: int):
+    """An append refused because ``stream`` is not at the version it was decided on.
+    ``found``: for every stream of the append, ``(version, the events after it)`` as
+    ``EventStore.read_on`` answers for the version and head the writer decided on."""
+
+    def __init__(self, stream: str, expected: int, actual: int,
+                 found: dict[str, tuple[int, list[Envelope]]] | None = None):
         super().__init__(f"{stream}: expected version {expected}, actual {actual}")
         self.stream, self.expected, self.actual = stream, expected, actual
+        self.found = found or {}
 
 
 class UnreadableRecord(Exception):
@@ -200,18 +213,45 @@ class DuplicateCommand(Exception):
         self.record = record
 
 
-# KEYS: idempotency key, owed zset, stream_1 .. stream_n, extra_1 .. extra_m
-# ARGV: use_idem, record, ttl, owe_job, settle_job, genesis, n, then per stream:
-#       expected_version, prev_hash, events (JSON: a list of [f1, v1, f2, v2, ...] per
-#       event, few large arguments being cheaper to send than many small ones);
-#       then the m extra values
-_APPEND_LUA = """
+# One stream's events after the version and head hash a reader holds: {version, entries
+# after it}, or {0, every entry} when the stream no longer has that event there or has lost
+# one before it (it was shortened or rewritten). Used by _READ_ON_LUA and by _APPEND_LUA's
+# answer to a writer whose head the stream has moved past.
+_READ_ON_FUNCTION = """
+local function read_on(key, version, wanted)
+  local entries
+  if version > 0 then  -- the held event and what follows it, in one XRANGE
+    entries = redis.call('XRANGE', key, '0-' .. version, '+')
+    local head, hash = entries[1], nil
+    if head and head[1] == '0-' .. version then
+      for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
+    end
+    -- held, and nothing before it gone: XLEN counts the held event and those before it
+    if hash == wanted and redis.call('XLEN', key) == version + #entries - 1 then
+      table.remove(entries, 1)
+    else
+      version, entries = 0, nil
+    end
+  end
+  return {version, entries or redis.call('XRANGE', key, '-', '+')}
+end
+"""
+
+# KEYS: idempotency key, owed zset, stream_1 .. stream_n, extra_1 .. extra_m, then (on one
+#       server, not a cluster) the owed-tables and ended-hands indexes
+# ARGV: use_idem, record, ttl, owe_job, settle_job, genesis, n, the number of index keys
+#       (0 or 2), the table to index as owing (or ''), the hand to index as ended (or ''),
+#       then per stream: expected_version, prev_hash, events (JSON: a list of [f1, v1, f2,
+#       v2, ...] per event, few large arguments being cheaper to send than many small
+#       ones); then the m extra values.  A conflict's answer carries, for every stream
+#       written, what read_on finds after the version and hash the writer decided on.
+_APPEND_LUA = _READ_ON_FUNCTION + """
 if ARGV[1] == '1' then
   local seen = redis.call('GET', KEYS[1])
   if seen then return {'duplicate', seen} end
 end
-local n_streams = tonumber(ARGV[7])
-local writes, pos = {}, 8
+local n_streams, n_indexes = tonumber(ARGV[7]), tonumber(ARGV[8])
+local writes, pos = {}, 11
 for i = 3, 2 + n_streams do
   local key, expected, prev = KEYS[i], tonumber(ARGV[pos]), ARGV[pos + 1]
   local events = cjson.decode(ARGV[pos + 2])
@@ -230,7 +270,11 @@ for i = 3, 2 + n_streams do
     end
   end
   if length ~= expected or last_id ~= '0-' .. expected or last_hash ~= prev then
-    return {'conflict', key, length}
+    local found = {}
+    for j = 3, 2 + n_streams do
+      found[#found + 1] = read_on(KEYS[j], tonumber(ARGV[3 * j + 2]), ARGV[3 * j + 3])
+    end
+    return {'conflict', key, length, found}
   end
   writes[#writes + 1] = {key, expected, events}
 end
@@ -239,50 +283,35 @@ for _, w in ipairs(writes) do
     redis.call('XADD', w[1], '0-' .. (w[2] + e), unpack(fields))
   end
 end
-for i = 3 + n_streams, #KEYS do
+for i = 3 + n_streams, #KEYS - n_indexes do
   redis.call('SET', KEYS[i], ARGV[pos])
   pos = pos + 1
 end
 if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
-if ARGV[4] ~= '' then
-  local now = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], now[1] + now[2] / 1000000, ARGV[4])
-end
+local time = redis.call('TIME')
+local now = time[1] + time[2] / 1000000
+if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], now, ARGV[4]) end
+if ARGV[9] ~= '' then redis.call('ZADD', KEYS[#KEYS - 1], now, ARGV[9]) end
+if ARGV[10] ~= '' then redis.call('ZADD', KEYS[#KEYS], now, ARGV[10]) end
 return {'ok'}
 """
 
 
 # KEYS: streams (of one table), then the archive keys of some of them; ARGV: per stream,
 # the version a reader holds, the hash of its last event, and where its archive is in
-# KEYS (0: it has none).  Per
-# stream: {version, entries after it}, or {0, every entry} when the stream no longer has
-# that event there or has lost one before it (it was shortened or rewritten), or {-1, the
-# archive} when the stream is gone and its archive is there.
-_READ_ON_LUA = """
+# KEYS (0: it has none).  Per stream: read_on's answer, or {-1, the archive} when the
+# stream is gone and its archive is there.
+_READ_ON_LUA = _READ_ON_FUNCTION + """
 local out = {}
 for i = 1, #ARGV / 3 do
-  local key, version, wanted, entries = KEYS[i], tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1]
-  if version > 0 then  -- the held event and what follows it, in one XRANGE
-    entries = redis.call('XRANGE', key, '0-' .. version, '+')
-    local head, hash = entries[1], nil
-    if head and head[1] == '0-' .. version then
-      for j = 1, #head[2], 2 do if head[2][j] == 'hash' then hash = head[2][j + 1] end end
-    end
-    -- held, and nothing before it gone: XLEN counts the held event and those before it
-    if hash == wanted and redis.call('XLEN', key) == version + #entries - 1 then
-      table.remove(entries, 1)
-    else
-      version, entries = 0, nil
-    end
-  end
-  entries = entries or redis.call('XRANGE', key, '-', '+')
+  local key = KEYS[i]
+  out[i] = read_on(key, tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1])
   local archive = tonumber(ARGV[3 * i])
-  if #entries == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
+  if #out[i][2] == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
     local blob = redis.call('GET', KEYS[archive])
     if blob then out[i] = {-1, blob} end
   end
-  out[i] = out[i] or {version, entries}
 end
 return out
 """
@@ -418,6 +447,9 @@ class EventStore:
                  new_id: Callable[[], str] = lambda: uuid4().hex, index_ended: bool = False):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self.index_ended = index_ended  # index ended hands for the archiver (retention on)
+        # On one server the append script writes the global indexes itself; a cluster's
+        # script may touch only its table's slot, so they are written beside it.
+        self.one_server = not isinstance(redis, RedisCluster)
         self._append_script = Script(redis, _APPEND_LUA)
         self._read_on_script = Script(redis, _READ_ON_LUA)
         self._archive_script = Script(redis, _ARCHIVE_LUA)
@@ -515,7 +547,10 @@ class EventStore:
                settle_job: tuple[str, str] | None = None,
                also_set: Callable[[dict[str, list[Envelope]]], dict[str, str]] | None = None,
                ends_hand: int | None = None) -> dict[str, list[Envelope]]:
-        """Append atomically. ``answer`` is what a retry with the same key gets back;
+        """Append atomically, once: when the script's answer is lost and the connection's
+        retry sends it again, the copy finds this append's own envelopes in place (their
+        event ids are random) and it is answered as written. ``answer`` is what a retry
+        with the same key gets back;
         ``also_set`` gives, from the new envelopes, other keys of the table to set with them;
         ``ends_hand``: the number of the table's hand these events end (with ``index_ended``,
         indexed in ``cardroom:ended-hands`` for ``service.retention`` once the script wrote)."""
@@ -534,9 +569,11 @@ class EventStore:
         now = self.clock().astimezone(timezone.utc).isoformat()
         by_stream: dict[str, list[Envelope]] = {}
         stream_args: list[str] = []
+        heads = []  # (stream, version, hash) each write was decided on
         for w in writes:
             prev = w.prev_hash if w.prev_hash is not None else self._hash_at(
                 w.stream, w.expected_version)
+            heads.append((w.stream, w.expected_version, prev))
             stream_args += [str(w.expected_version), prev]
             stream_fields = []
             envelopes = by_stream[w.stream] = []
@@ -558,25 +595,32 @@ class EventStore:
         record = {"fingerprint": idempotency.fingerprint, "answer": answer} if idempotency else {}
         idem = (idempotency_key(idempotency.table_id, idempotency.scope, idempotency.key)
                 if idempotency else f"{_tag(table)}:idem:-")
-        keys = [idem, owed_key(table), *(w.stream for w in writes), *extra]
+        owing = table if owe_job else ""
+        ended = f"{table}:{ends_hand}" if ends_hand is not None and self.index_ended else ""
+        indexes = [OWED_TABLES_KEY, ENDED_HANDS_KEY] if self.one_server else []
+        keys = [idem, owed_key(table), *(w.stream for w in writes), *extra, *indexes]
         args = ["1" if idempotency else "0", canonical_json(record), str(IDEMPOTENCY_TTL_SECONDS),
                 owe_job[1] if owe_job else "", settle_job[1] if settle_job else "",
-                GENESIS_HASH, str(len(writes)), *stream_args, *extra.values()]
-        if owe_job:
+                GENESIS_HASH, str(len(writes)), str(len(indexes)),
+                *((owing, ended) if indexes else ("", "")), *stream_args, *extra.values()]
+        if owing and not indexes:
             self.index_owed_table(table)  # before: a crash after the script stays indexed
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
-        if owe_job and status == "ok":
-            self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
-        if ends_hand is not None and self.index_ended and status == "ok":
-            self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
         if status == "duplicate":
             raise DuplicateCommand(jsonio.loads(result[1]))
         if status == "conflict":
-            metrics.VERSION_CONFLICTS.inc()
-            stream = _s(result[1])
-            expected = next(w.expected_version for w in writes if w.stream == stream)
-            raise VersionConflict(stream, expected, int(result[2]))
+            found = {head[0]: self._read_on(head, int(version), entries)
+                     for head, (version, entries) in zip(heads, result[3])}
+            if not _landed(by_stream, found):
+                metrics.VERSION_CONFLICTS.inc()
+                stream = _s(result[1])
+                expected = next(w.expected_version for w in writes if w.stream == stream)
+                raise VersionConflict(stream, expected, int(result[2]), found)
+        if owing and not indexes:
+            self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
+        if ended and not indexes:
+            self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
         metrics.APPENDS.inc()
         return by_stream
 
@@ -623,7 +667,10 @@ class EventStore:
         """Remove each table's index entry if it is still at most ``cutoff``; the caller has
         just seen these tables owe nothing. How many were removed (one round trip).
 
-        Why no owed marker is left unindexed: an append that owes a job indexes the table
+        Why no owed marker is left unindexed: on one Redis, the script that writes the
+        marker scores the table's entry with Redis TIME in the same step, so a removal
+        decided on an owed set read before it finds a score past ``cutoff`` and keeps it.
+        On a Redis Cluster an append that owes a job indexes the table
         (score = Redis TIME) BEFORE its script writes the marker, and again AFTER. The
         sweeper reads the owed set, then removes the entry only if its score is still
         at most ``cutoff`` (= Redis TIME minus the grace, ``owed_job_after``), in one
@@ -716,6 +763,17 @@ class EventStore:
                             prev_hash=f["prev_hash"], hash=f["hash"], openings=openings)
         except (KeyError, ValueError, AttributeError) as error:
             raise UnreadableRecord(stream, f"{type(error).__name__}: {error}") from None
+
+
+def _landed(by_stream: dict[str, list[Envelope]],
+            found: dict[str, tuple[int, list[Envelope]]]) -> bool:
+    """Whether a refused append's streams hold its own envelopes already: a copy of it was
+    written, whose answer was lost (``EventStore.append``)."""
+    for stream, envelopes in by_stream.items():
+        if envelopes:
+            stored = {e.version: e.event_id for e in found.get(stream, (0, []))[1]}
+            return all(stored.get(e.version) == e.event_id for e in envelopes)
+    return False
 
 
 def _pairs_of(entry: tuple) -> dict[str, str]:

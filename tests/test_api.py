@@ -119,6 +119,8 @@ def test_illegal_moves_get_their_codes_and_write_nothing(client, table):
     assert_problem(act(client, table, hand_no, 2, type="bet", amount="25"), 422,
                    "invalid_request")
     assert_problem(act(client, table, hand_no, 2, type="bet", amount=10**12), 422,
+                   "amount_out_of_range")  # more than the stack, less than a stack may be
+    assert_problem(act(client, table, hand_no, 2, type="bet", amount=2**53), 422,
                    "invalid_request")
     assert_problem(act(client, table, hand_no, 2, type="draw", cards=["Zz"]), 422,
                    "invalid_request")

@@ -128,3 +128,64 @@ def test_a_players_export_shows_only_what_they_may_see(client, table):
     assert dealt[seat_of[1]] == dealt[seat_of[3]] == "??" * 5
     assert_problem(client.get(hand_url(table, hand_no, "/history?format=xml"),
                               headers=table["players"][2]), 422, "invalid_query")
+
+
+def test_a_stack_won_past_the_largest_buy_in_is_bet_whole_and_its_hand_imports_again(client):
+    """Stacks bought in at the most one amount may name (10**9) grow past it by winning: the
+    winner may bet it all, may add no chips, and the hand's PHH imports again."""
+    created = client.post("/v1/tables", json={"game": "texas-holdem",
+                                              "options": {"bet_unit": 1}}).json
+    table, admin = f"/v1/tables/{created['table_id']}", auth(created["admin_token"])
+    tokens = {}
+
+    def join(name):
+        joined = client.post(f"{table}/players", json={"name": name, "buy_in": 10**9}).json
+        tokens[joined["seat"]] = auth(joined["token"])
+
+    def play_all_in() -> str:
+        hand = client.post(f"{table}/hands", headers=admin).json["hand_no"]
+        url = f"{table}/hands/{hand}"
+        while awaiting := client.get(url, headers=admin).json["awaiting"]:
+            legal = {a["type"]: a for a in client.get(url, headers=tokens[awaiting[0]]).json[
+                "legal_actions"]}
+            move = next(({"type": kind, "amount": legal[kind]["max"]}
+                         for kind in ("raise", "bet") if kind in legal), {"type": "call"})
+            answer = client.post(f"{url}/actions", json=move, headers=tokens[awaiting[0]])
+            assert answer.status_code == 201, (move, answer.json)
+        client.application.extensions["cardroom"].settle_showdown(created["table_id"], hand)
+        return url
+
+    for name in ("ann", "bob", "cy"):
+        join(name)
+    for hand in range(5):  # all in, until one stack is past 10**9 (a three-way split is not)
+        played = play_all_in()
+        seats = client.get(table, headers=admin).json["seats"]
+        if max(s["stack"] for s in seats) > 10**9:
+            break
+        join(f"new{hand}")
+    big = max(seats, key=lambda s: s["stack"])
+    refused = client.post(f"{table}/players/{big['seat']}/chips", json={"amount": 1},
+                          headers=tokens[big["seat"]])
+    assert_problem(refused, 422, "amount_out_of_range")
+    assert "may add up to 0" in refused.json["detail"]
+    join("dee")
+    played = play_all_in()  # the big stack raises past 10**9 or calls an all-in
+    document = client.get(f"{played}/history?format=phh", headers=admin).text
+    phh = tomllib.loads(document)
+    assert max(phh["starting_stacks"]) > 10**9 and sum(phh["finishing_stacks"]) > 3 * 10**9
+    imported = client.post(IMPORTS, json={"phh": document})
+    assert imported.status_code == 201, imported.json
+    assert list(imported.json["stacks"].values()) == phh["finishing_stacks"]
+
+
+def test_a_document_whose_chips_pass_the_most_a_table_holds_is_refused(client, fake_backend):
+    """Each stack may be up to 2**53 - 1, but not all of them together: chips are kept, and
+    a stack past it would be read wrong by JSON readers."""
+    document = "\n".join([
+        'variant = "NT"', "antes = [0, 0]", "blinds_or_straddles = [1, 2]", "min_bet = 2",
+        f"starting_stacks = [{2**53 - 1}, 1]",
+        'actions = ["d dh p1 AcAd", "d dh p2 7h2c", "p2 cc", "p1 cc"]'])
+    before = keys_of(fake_backend)
+    refused = client.post(IMPORTS, json={"phh": document})
+    assert_problem(refused, 422, "phh_rejected")
+    assert str(2**53) in refused.json["detail"] and keys_of(fake_backend) == before

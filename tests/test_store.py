@@ -11,8 +11,10 @@ import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from redis.connection import AbstractConnection
 
 from domain.fairness import GENESIS_HASH, chain_problem, envelope_hash
+from service.app import create_app
 from service.backend import connect
 from service.keys import Keys, new_key_pair
 from service.store import (
@@ -161,6 +163,28 @@ def test_empty_write_is_a_version_check(store):
     assert store.version(hand) == 0
     store.append([StreamWrite(hand, 0, [ev(1)]), StreamWrite(table, 1, [])], actor="bob")
     assert (store.version(hand), store.version(table)) == (1, 1)
+
+
+def test_a_refused_append_answers_what_each_of_its_streams_has_after_it(store):
+    """What ``read_on`` answers for the version and head each write was decided on: the
+    events after them, or every event when the stream no longer has that head."""
+    hand, table = hand_stream(T, 1), table_stream(T)
+    put(store, table, 0, ev(1), ev(2))
+    held_table = put(store, table, 2, ev(3))[-1]
+    held_hand = put(store, hand, 0, ev(4))[-1]
+    put(store, table, 3, ev(5), ev(6))
+    heads = [(hand, 1, held_hand.hash), (table, 3, held_table.hash)]
+    with pytest.raises(VersionConflict) as info:
+        store.append([StreamWrite(hand, 1, [ev(7)], held_hand.hash),
+                      StreamWrite(table, 3, [], held_table.hash)], actor="bob")
+    found = info.value.found
+    assert found[hand] == (1, []) and found[table][0] == 3
+    assert [e.version for e in found[table][1]] == [4, 5]
+    assert found == dict(zip([hand, table], store.read_on(heads)))
+    with pytest.raises(VersionConflict) as info:  # a head the stream does not have there
+        store.append([StreamWrite(table, 3, [ev(8)], held_hand.hash)], actor="bob")
+    assert [(v, [e.version for e in events]) for v, events in info.value.found.values()] == [
+        (0, [1, 2, 3, 4, 5])]
 
 
 def test_streams_of_two_tables_are_refused(store):
@@ -390,6 +414,53 @@ def test_threads_calling_scripts_at_once_each_get_their_own_answers(redis_url):
     for thread in threads:
         thread.join()
     assert wrong == []
+
+
+class LostAnswers:
+    """Redis runs each command, but the answer of the first append that was written is lost
+    on the way back (the connection breaks), so the client's retry sends it again."""
+
+    def __init__(self, monkeypatch):
+        self.lost = []
+        read = AbstractConnection.read_response
+
+        def losing(connection, *args, **kwargs):
+            answer = read(connection, *args, **kwargs)
+            if answer == [b"ok"] and not self.lost:
+                self.lost.append(answer)
+                raise redis.ConnectionError("the answer was lost")
+            return answer
+        monkeypatch.setattr(AbstractConnection, "read_response", losing)
+
+
+@pytest.mark.redis
+def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, monkeypatch):
+    client = connect(redis_url)
+    client.flushdb()
+    store = EventStore(client)
+    head = put(store, table_stream(T), 0, ev(1))[-1]
+    lost = LostAnswers(monkeypatch)
+    written = store.append([StreamWrite(table_stream(T), 1, [ev(2), ev(3)], head.hash)],
+                           actor="alice")[table_stream(T)]
+    assert lost.lost == [[b"ok"]]  # the first copy was written
+    stored = store.read(table_stream(T))
+    assert [e.version for e in stored] == [1, 2, 3] and stored[1:] == written
+
+
+@pytest.mark.redis
+def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkeypatch):
+    """Without an Idempotency-Key: the retry finds the seat its first copy took."""
+    client = create_app(backend=real_backend).test_client()
+    table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    admin = {"Authorization": f"Bearer {table['admin_token']}"}
+    players = f"/v1/tables/{table['table_id']}/players"
+    client.post(players, json={"name": "ann", "buy_in": 500})
+    LostAnswers(monkeypatch)
+    joined = client.post(players, json={"name": "bob", "buy_in": 500})
+    monkeypatch.undo()
+    assert joined.status_code == 201, joined.json
+    seats = client.get(f"/v1/tables/{table['table_id']}", headers=admin).json["seats"]
+    assert [s["name"] for s in seats] == ["ann", "bob"]
 
 
 @pytest.mark.redis

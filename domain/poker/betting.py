@@ -60,7 +60,7 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
     sizes = structures.sizes(state, seat)
     if _bring_in_due(state):
         bring = options["bring_in"]
-        if bring > reach and covered:
+        if bring > reach and covered:  # (a bring-in is at most MAX_AMOUNT: a purchase covers it)
             return [_call_or_buy(state, seat, bring, covered)]
         return [a for a in ({"type": "bring_in", "amount": min(bring, reach)},
                             _completion(sizes, reach, max(bring, state.current_bet), covered))
@@ -132,15 +132,18 @@ def _completion(sizes: structures.Sizes, reach: int, above: int, covered: bool) 
     return None
 
 
-def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> dict:
+def _call_or_buy(state: HandState, seat: SeatState, to: int, covered: bool) -> dict | None:
     """Calling ``to``: in full, all in for less, or (all bets covered) after adding chips,
     up to what keeps the player's chips in the hand within ``MAX_AMOUNT`` (at least the
-    chips to call)."""
+    chips to call). A purchase names at most ``MAX_AMOUNT``, as a buy-in does: a call that
+    needs more cannot be made (the player may fold)."""
     if to - seat.bet <= seat.stack:
         return {"type": "call", "amount": to}
     if not covered:
         return {"type": "call", "amount": seat.bet + seat.stack, "all_in": True}
     least = to - seat.bet - seat.stack
+    if least > MAX_AMOUNT:
+        return None
     return {"type": "add_chips", "min": least,
             "max": max(least, MAX_AMOUNT - seat.stack - seat.committed)}
 

@@ -35,9 +35,10 @@ from typing import NamedTuple
 
 from domain.evaluation import high
 from domain.cards import parse_cards
+from domain.options import MAX_CHIPS
 from domain.poker.state import HandState, SeatState
 
-NO_LIMIT = 10**15
+NO_LIMIT = MAX_CHIPS  # a no-limit bet's ceiling: the most chips a stack may hold
 
 
 class Sizes(NamedTuple):

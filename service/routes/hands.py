@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 
 from flask import Blueprint, current_app, request
 
@@ -38,8 +39,7 @@ def read_hand(table_id: str, hand_no: int):
 
 @hands.post("/<int:hand_no>/actions")
 def act(table_id: str, hand_no: int):
-    snapshot = room().snapshot(table_id, hand_no)
-    caller = require(snapshot.table.state, "player")
+    snapshot, caller = _held_or_read(table_id, hand_no)
     action = body(schemas.action)
     expected = action["expected_version"]
     if expected is None and request.headers.get("If-Match"):
@@ -48,6 +48,18 @@ def act(table_id: str, hand_no: int):
                   cards=tuple(action["cards"]))
     return answered(room().act(table_id, hand_no, caller, command, expected,
                                client_key(action), snapshot), 201)
+
+
+def _held_or_read(table_id: str, hand_no: int):
+    """The table and hand as this process holds them, if it does and the token is a
+    player's there (the move's append checks that neither has moved on), else as read now;
+    and the caller."""
+    held = room().held(table_id, hand_no)
+    if held is not None:
+        with suppress(ApiError):
+            return held, require(held.table.state, "player")
+    snapshot = room().snapshot(table_id, hand_no)
+    return snapshot, require(snapshot.table.state, "player")
 
 
 @hands.get("/<int:hand_no>/events")

@@ -71,6 +71,16 @@ def test_chips_added_between_hands_keep_a_stack_within_the_most_one_amount_names
     assert run(state, AddChips(1, 10**9 - 500)).seat(1).stack == 10**9
 
 
+def test_chips_coming_to_a_table_past_the_most_it_holds_are_refused():
+    """2**53 - 1 in all: the largest whole number JSON readers keep exactly."""
+    state = seated(2**53 - 1 - 150, 100)  # won past the most a buy-in names
+    for command in (SeatPlayer("x", "x", 51, "x"), AddChips(2, 51)):
+        with pytest.raises(DomainError, match="50 more may come") as error:
+            table.decide(state, command)
+        assert error.value.code == "amount_out_of_range"
+    assert run(run(state, AddChips(2, 25)), SeatPlayer("x", "x", 25, "x")).seat(3).stack == 25
+
+
 def test_a_full_table_and_too_few_players_are_refused():
     state = seated(*[100] * 6)
     with pytest.raises(DomainError, match="all 6 seats") as error:

@@ -137,3 +137,30 @@ def test_an_option_set_fills_defaults_and_an_explicit_option_wins():
                  big_blind=20)[0].options
     assert (mine["structure"], mine["big_blind"], mine["small_blind"], mine["max_raises"]) == (
         "no-limit", 20, 10, None)
+
+
+def test_a_call_that_would_need_more_bought_than_a_buy_in_names_is_not_offered():
+    """All bets covered: a short player buys the chips to call, at most 10**9 at once (as a
+    buy-in names); a bet that would need more leaves them only the fold."""
+    state, _ = holdem([3 * 10**9, 500], button=1, all_in="forbidden", bet_unit=1)
+    first = state.to_act
+    other = 2 if first == 1 else 1
+    big = first if state.seat(first).stack > 10**9 else other
+    while state.to_act != big:
+        state, _ = act(state, state.to_act, "call" if "call" in legal(state, state.to_act)
+                       else "check")
+    top = legal(state, big)[next(k for k in ("raise", "bet") if k in legal(state, big))]
+    assert top["max"] == 3 * 10**9
+    state, _ = act(state, big, "raise" if "raise" in legal(state, big) else "bet", top["max"])
+    small = other if big == first else first
+    assert engine.legal_actions(state, small) == [{"type": "fold"}]
+    with pytest.raises(DomainError):
+        act(state, small, "add_chips", 3 * 10**9 - 500)
+
+
+def test_a_no_limit_stack_past_10_to_the_15_may_bet_it_all():
+    state, _ = holdem([5 * 10**15, 5 * 10**15], button=1, bet_unit=1)
+    seat = state.to_act
+    assert legal(state, seat)["raise"]["max"] == 5 * 10**15
+    state, _ = act(state, seat, "raise", 5 * 10**15)
+    assert state.seat(seat).stack == 0
