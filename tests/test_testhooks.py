@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 import os
-import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -37,13 +37,16 @@ def fresh_testhooks(monkeypatch):
     """Reload ``service.testhooks`` under the environment the test sets; afterwards,
     under the real one again."""
     sleeps: list[float] = []
-    monkeypatch.setattr(time, "sleep", sleeps.append)
 
     def load(**env: str):
         monkeypatch.delenv(PAUSE, raising=False)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
-        return importlib.reload(testhooks), sleeps
+        hooks = importlib.reload(testhooks)
+        # Only the hook's own clock: the process's time.sleep is shared with threads that
+        # earlier tests started (the embedded job watchdog), which would spin on a stand-in
+        monkeypatch.setattr(hooks, "time", SimpleNamespace(sleep=sleeps.append))
+        return hooks, sleeps
     yield load
     monkeypatch.undo()
     importlib.reload(testhooks)
