@@ -407,9 +407,10 @@ class _ThreadsConnections:
     of a pooled connection and its bookkeeping of every command cost about as much CPU as
     the round trip's own work (BENCHMARKS.md), on the two calls of every action and the one
     of every read. A connection that fails is closed, and the command sent again as the
-    pool's retry says, on a new one. A connection that Redis closed while it lay idle (a
-    restart, its idle timeout, a kill) is replaced without using up that retry, as the
-    pool replaces one before lending it."""
+    pool's retry says, on a new one; also after a read timeout, whose command may have run
+    (an append sent again recognises its own events). A connection that Redis closed while
+    it lay idle (a restart, its idle timeout, a kill) is replaced without using up that
+    retry, as the pool replaces one before lending it."""
 
     def __init__(self, pool: Any):
         self.pool, self.local = pool, threading.local()
@@ -429,6 +430,11 @@ class _ThreadsConnections:
                     return send()
                 except redis.ConnectionError:
                     connection.disconnect()
+                except redis.TimeoutError:  # Redis may be slow, not gone: the retry, once
+                    connection.disconnect()
+                    if connection.retry.get_retries() < 1:
+                        raise
+                    return send()
             return connection.retry.call_with_retry(send, lambda error: connection.disconnect())
         except ResponseError:  # Redis answered: the connection is fine
             raise

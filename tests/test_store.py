@@ -418,9 +418,10 @@ def test_threads_calling_scripts_at_once_each_get_their_own_answers(redis_url):
 
 class LostAnswers:
     """Redis runs each command, but the answer of the first append that was written is lost
-    on the way back (the connection breaks), so the client's retry sends it again."""
+    on the way back (the connection breaks, or the reply comes after the read timeout), so
+    the client's retry sends it again."""
 
-    def __init__(self, monkeypatch):
+    def __init__(self, monkeypatch, error: type[redis.RedisError]):
         self.lost = []
         read = AbstractConnection.read_response
 
@@ -428,18 +429,23 @@ class LostAnswers:
             answer = read(connection, *args, **kwargs)
             if answer == [b"ok"] and not self.lost:
                 self.lost.append(answer)
-                raise redis.ConnectionError("the answer was lost")
+                raise error("the answer was lost")
             return answer
         monkeypatch.setattr(AbstractConnection, "read_response", losing)
 
 
+LOSSES = [redis.ConnectionError, redis.TimeoutError]
+
+
 @pytest.mark.redis
-def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, monkeypatch):
+@pytest.mark.parametrize("error", LOSSES)
+def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, monkeypatch,
+                                                                      error):
     client = connect(redis_url)
     client.flushdb()
     store = EventStore(client)
     head = put(store, table_stream(T), 0, ev(1))[-1]
-    lost = LostAnswers(monkeypatch)
+    lost = LostAnswers(monkeypatch, error)
     written = store.append([StreamWrite(table_stream(T), 1, [ev(2), ev(3)], head.hash)],
                            actor="alice")[table_stream(T)]
     assert lost.lost == [[b"ok"]]  # the first copy was written
@@ -448,14 +454,15 @@ def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, 
 
 
 @pytest.mark.redis
-def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkeypatch):
+@pytest.mark.parametrize("error", LOSSES)
+def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkeypatch, error):
     """Without an Idempotency-Key: the retry finds the seat its first copy took."""
     client = create_app(backend=real_backend).test_client()
     table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
     admin = {"Authorization": f"Bearer {table['admin_token']}"}
     players = f"/v1/tables/{table['table_id']}/players"
     client.post(players, json={"name": "ann", "buy_in": 500})
-    LostAnswers(monkeypatch)
+    LostAnswers(monkeypatch, error)
     joined = client.post(players, json={"name": "bob", "buy_in": 500})
     monkeypatch.undo()
     assert joined.status_code == 201, joined.json
