@@ -154,12 +154,16 @@ class Cardroom(Reads):
         return self._table_command(table_id, SetClientSeed(seat=seat, client_seed=client_seed),
                                    f"seat:{seat}", None, None, remember)
 
-    def add_chips(self, table_id: str, seat: int, amount: int, client_key: ClientKey | None,
+    def add_chips(self, table_id: str, viewer: Viewer, amount: int, client_key: ClientKey | None,
                   ) -> dict:
+        """``viewer``: the player buying, who must still hold the seat when it is decided."""
+        seat = viewer.seat
+
         def remember(events) -> dict:
             return {"seat": seat, "stack": self.table(table_id).state.seat(seat).stack + amount}
         return self._table_command(table_id, AddChips(seat=seat, amount=amount), f"seat:{seat}",
-                                   client_key, f"chips:{seat}", remember)
+                                   client_key, f"chips:{viewer.player_id}", remember,
+                                   seated=viewer)
 
     def leave(self, table_id: str, seat: int, actor: str) -> dict:
         return self._table_command(table_id, LeaveTable(seat=seat), actor, None, None,
@@ -168,12 +172,15 @@ class Cardroom(Reads):
 
     def _table_command(self, table_id, command, actor, client_key, scope, remember,
                        answer=lambda remembered: remembered, table: Loaded | None = None,
-                       ) -> dict:
+                       seated: Viewer | None = None) -> dict:
+        """``seated``: the player the command is for, whom the table must still seat."""
         idem = _idempotency(table_id, scope, client_key)
 
         def attempt():
             nonlocal table
             loaded, table = table or self.table(table_id), None
+            if seated is not None:
+                _still_seated(loaded.state, seated)
             events = table_rules.decide(loaded.state, command)
             remembered = _as_remembered(remember(events))
             stream = table_stream(table_id)
@@ -241,7 +248,7 @@ class Cardroom(Reads):
         ``viewer`` was recognised on the first snapshot only: whichever table a move is
         decided on, and the table a retry with the same key is answered at, must still
         seat that player there (a held table may be older than the hand held beside it)."""
-        idem = _idempotency(table_id, f"hand:{hand_no}:seat:{command.seat}", client_key)
+        idem = _idempotency(table_id, f"hand:{hand_no}:player:{viewer.player_id}", client_key)
         stream = hand_stream(table_id, hand_no)
 
         def attempt():

@@ -203,6 +203,33 @@ def test_a_retried_action_with_the_same_idempotency_key_applies_once(client, fak
     assert events == first.json["version"]
 
 
+def test_a_key_is_the_players_own_not_the_seats(client, table):
+    """A player who takes a seat after another left it may use the keys the other used:
+    their chips are added and their move is judged, not answered with the other's."""
+    url = f"/v1/tables/{table['id']}/players"
+    key = {"Idempotency-Key": "add-100"}
+    assert client.post(f"{url}/1/chips", json={"amount": 100},
+                       headers={**table["players"][1], **key}).json["stack"] == 1100
+    hand_no = start_hand(client, table)
+    fold = {**table["players"][2], "Idempotency-Key": "fold"}
+    assert client.post(hand_url(table, hand_no, "/actions"), json={"type": "fold"},
+                       headers=fold).status_code == 201
+    act(client, table, hand_no, 3, type="fold")  # the hand is over
+    for seat in (1, 2):
+        client.delete(f"{url}/{seat}", headers=table["admin"])
+    newcomers = {}
+    for name in ("dee", "eve"):
+        joined = client.post(url, json={"name": name, "buy_in": 500}).json
+        newcomers[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
+    assert sorted(newcomers) == [1, 2]
+    added = client.post(f"{url}/1/chips", json={"amount": 100}, headers={**newcomers[1], **key})
+    assert added.status_code == 201 and added.json == {"seat": 1, "stack": 600}
+    assert "Idempotent-Replayed" not in added.headers
+    old_hand = client.post(hand_url(table, hand_no, "/actions"), json={"type": "fold"},
+                           headers={**newcomers[2], "Idempotency-Key": "fold"})
+    assert_problem(old_hand, 422, "hand_over")
+
+
 def test_a_retried_join_seats_the_player_once(client, fake_backend, table):
     url = f"/v1/tables/{table['id']}/players"
     first = client.post(url, json={"name": "dee", "buy_in": 500}, headers={"Idempotency-Key": "j"})

@@ -82,7 +82,8 @@ def _played_hand(room):
     yield from _hand_played(room, table_id, None)
     room.set_client_seed(table_id, 1, "ab" * 8)
     yield table_id
-    room.add_chips(table_id, 2, 100, None)
+    buyer = Viewer("player", 2, room.table(table_id).state.seat(2).player_id)
+    room.add_chips(table_id, buyer, 100, None)
     yield table_id
     room.leave(table_id, 3, "seat:3")
     yield table_id

@@ -53,9 +53,9 @@ def set_client_seed(table_id: str, seat: int):
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
 def add_chips(table_id: str, seat: int):
-    require(room().table(table_id).state, "player", seat=seat)
+    caller = require(room().table(table_id).state, "player", seat=seat)
     request = body(schemas.add_chips)
-    return answered(room().add_chips(table_id, seat, request["amount"], client_key(request)),
+    return answered(room().add_chips(table_id, caller, request["amount"], client_key(request)),
                     201)
 
 
