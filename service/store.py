@@ -555,7 +555,8 @@ class EventStore:
                ends_hand: int | None = None) -> dict[str, list[Envelope]]:
         """Append atomically, once: when the script's answer is lost and the connection's
         retry sends it again, the copy finds this append's own envelopes in place (their
-        event ids are random) and it is answered as written. ``answer`` is what a retry
+        event ids are random), or its own idempotency record, and it is answered as
+        written. ``answer`` is what a retry
         with the same key gets back;
         ``also_set`` gives, from the new envelopes, other keys of the table to set with them;
         ``ends_hand``: the number of the table's hand these events end (with ``index_ended``,
@@ -598,7 +599,9 @@ class EventStore:
         extra = also_set(by_stream) if also_set else {}
         if any(table_of(key) != table for key in extra):
             raise ValueError("one append must stay within one table")
-        record = {"fingerprint": idempotency.fingerprint, "answer": answer} if idempotency else {}
+        # "write": this copy's own, so that a copy sent again finds its record (_landed)
+        record = ({"fingerprint": idempotency.fingerprint, "answer": answer,
+                   "write": self.new_id()} if idempotency else {})
         idem = (idempotency_key(idempotency.table_id, idempotency.scope, idempotency.key)
                 if idempotency else f"{_tag(table)}:idem:-")
         owing = table if owe_job else ""
@@ -613,7 +616,7 @@ class EventStore:
             self.index_owed_table(table)  # before: a crash after the script stays indexed
         result = self._append_script(keys=keys, args=args)
         status = _s(result[0])
-        if status == "duplicate":
+        if status == "duplicate" and _s(result[1]) != args[1]:
             raise DuplicateCommand(jsonio.loads(result[1]))
         if status == "conflict":
             found = {head[0]: self._read_on(head, int(version), entries)

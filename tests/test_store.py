@@ -224,8 +224,11 @@ def test_idempotent_retry_returns_first_record(store, r):
     idem = Idempotency(T, "seat-3", "key-42", "fingerprint-a")
     first = store.append([StreamWrite(s, 0, [ev(1)])], actor="carol", idempotency=idem,
                          answer={"version": 1, "ok": True})
-    record = {"fingerprint": "fingerprint-a", "answer": {"version": 1, "ok": True}}
-    assert store.remembered(idem) == record
+    record = store.remembered(idem)
+    written_by = record.pop("write")  # this copy's own random id
+    assert record == {"fingerprint": "fingerprint-a", "answer": {"version": 1, "ok": True}}
+    assert len(written_by) == 32
+    record["write"] = written_by
     assert 86000 < r.ttl(idempotency_key(T, "seat-3", "key-42")) <= 86400
     put(store, s, 1, ev(2))  # someone else moves the stream on
     for expected in (1, 2):  # stale or current version: the retry appends nothing
@@ -455,19 +458,50 @@ def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, 
 
 @pytest.mark.redis
 @pytest.mark.parametrize("error", LOSSES)
-def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkeypatch, error):
-    """Without an Idempotency-Key: the retry finds the seat its first copy took."""
+@pytest.mark.parametrize("key", [{}, {"Idempotency-Key": "j-1"}])
+def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkeypatch, error,
+                                                            key):
+    """The retry finds the seat its first copy took, or with a key the copy's own record:
+    a first answer, not a replay (the client sent it once)."""
     client = create_app(backend=real_backend).test_client()
     table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
     admin = {"Authorization": f"Bearer {table['admin_token']}"}
     players = f"/v1/tables/{table['table_id']}/players"
     client.post(players, json={"name": "ann", "buy_in": 500})
     LostAnswers(monkeypatch, error)
-    joined = client.post(players, json={"name": "bob", "buy_in": 500})
+    joined = client.post(players, json={"name": "bob", "buy_in": 500}, headers=key)
     monkeypatch.undo()
     assert joined.status_code == 201, joined.json
+    assert "Idempotent-Replayed" not in joined.headers
     seats = client.get(f"/v1/tables/{table['table_id']}", headers=admin).json["seats"]
     assert [s["name"] for s in seats] == ["ann", "bob"]
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("key", [{}, {"Idempotency-Key": "last-call"}])
+def test_the_move_to_the_showdown_whose_answer_was_lost_enqueues_its_job(real_backend,
+                                                                          monkeypatch, key):
+    client = create_app(backend=real_backend).test_client()
+    table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    players = f"/v1/tables/{table['table_id']}/players"
+    tokens = {}
+    for name in ("ann", "bob"):
+        joined = client.post(players, json={"name": name, "buy_in": 500}).json
+        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
+    hand = client.post(f"/v1/tables/{table['table_id']}/hands",
+                       headers={"Authorization": f"Bearer {table['admin_token']}"}).json
+    path = f"/v1/tables/{table['table_id']}/hands/{hand['hand_no']}"
+    moves = [{"type": "check"}] * 2 + [{"type": "draw", "cards": []}] * 2 + [{"type": "check"}]
+    for move in moves:  # all but the last check
+        seat = client.get(path, headers=tokens[1]).json["awaiting"][0]
+        assert client.post(f"{path}/actions", json=move, headers=tokens[seat]).status_code == 201
+    seat = client.get(path, headers=tokens[1]).json["awaiting"][0]
+    LostAnswers(monkeypatch, redis.ConnectionError)
+    last = client.post(f"{path}/actions", json={"type": "check"}, headers={**tokens[seat], **key})
+    monkeypatch.undo()
+    assert last.status_code == 201 and "Idempotent-Replayed" not in last.headers, last.json
+    assert client.get(path, headers=tokens[1]).json["status"] == "showdown_pending"
+    assert real_backend.queue.count == 1  # not left to the sweeper
 
 
 @pytest.mark.redis
