@@ -21,9 +21,9 @@ def viewer(table: TableState) -> Viewer:
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
     caller = _holder(hash_token(token.strip()), table)
+    environ[_RECOGNISED] = caller is not None  # (a held table may have known it, a read not)
     if caller is None:
         raise ApiError(403, "forbidden", "this token gives no access to this table")
-    environ[_RECOGNISED] = True
     return caller
 
 

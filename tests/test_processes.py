@@ -145,12 +145,15 @@ def test_a_player_who_left_is_refused_by_a_process_holding_the_table_from_before
     keys = _fold_to_the_end(one, hand, admin, tokens)
     gone = next(iter(keys))
     assert other.delete(f"{table}/players/{gone}", headers=admin).status_code == 200
-    for move, headers in (("fold", {"Idempotency-Key": keys[gone]}),  # its first fold again,
-                          ("check", {"Idempotency-Key": keys[gone]}),  # its key, reused,
-                          ("fold", {})):  # or a fold anew
-        refused = one.post(f"{hand}/actions", json={"type": move},
-                           headers={**tokens[gone], **headers})
-        assert refused.status_code == 403 and refused.json["code"] == "forbidden", refused.json
+    for move, headers in (({"type": "nonsense"}, {}), ({"bogus": 1}, {}),  # no move at all,
+                          ({"type": "fold"}, {"Idempotency-Key": keys[gone]}),  # again,
+                          ({"type": "check"}, {"Idempotency-Key": keys[gone]}),  # key reused,
+                          ({"type": "fold"}, {})):  # or a fold anew
+        for process in (one, other):  # holding the table from before, or reading it
+            refused = process.post(f"{hand}/actions", json=move,
+                                   headers={**tokens[gone], **headers})
+            assert refused.status_code == 403 and refused.json["code"] == "forbidden", (
+                move, refused.json)
 
 
 def test_a_move_decided_on_a_table_held_from_before_its_seat_changed_hands_is_refused():

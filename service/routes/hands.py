@@ -6,6 +6,7 @@ import re
 from contextlib import suppress
 
 from flask import Blueprint, current_app, request
+from marshmallow import ValidationError
 
 from domain.commands import Act
 from domain.errors import DomainError
@@ -40,7 +41,12 @@ def read_hand(table_id: str, hand_no: int):
 @hands.post("/<int:hand_no>/actions")
 def act(table_id: str, hand_no: int):
     snapshot, caller = _held_or_read(table_id, hand_no)
-    action = body(schemas.action)
+    try:
+        action = body(schemas.action)
+    except (ApiError, ValidationError):
+        if snapshot.held:  # answered as on a read: a player who has left gets 403 first
+            require(room().snapshot(table_id, hand_no).table.state, "player")
+        raise
     expected = action["expected_version"]
     if expected is None and request.headers.get("If-Match"):
         expected = _version_from_etag(request.headers["If-Match"])
