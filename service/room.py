@@ -287,11 +287,16 @@ class Cardroom(Reads):
                                for envelope, event in zip(written[stream], events)]}
 
         def answer(remembered: dict) -> dict:
+            """The first answer again: the move's events as the player saw them just then
+            (the hand may have revealed more since)."""
             now = self.snapshot(table_id, hand_no)
             _still_seated(now.table.state, viewer)
-            return {"version": remembered["version"],
-                    "events": self.hand_events(table_id, hand_no, viewer, remembered["after"],
-                                               now)[:remembered["version"] - remembered["after"]]}
+            after, version, hand = remembered["after"], remembered["version"], now.the_hand()
+            state = (hand.state if version == hand.version else
+                     self._replayed_to(table_id, hand_no, hand.state, version))
+            return {"version": version,
+                    "events": [project(envelope, viewer, state) for envelope
+                               in self.store.read(stream, after=after)[:version - after]]}
         return self._once(idem, attempt, answer)
 
     def import_phh(self, text: str, table_id: str | None, client_key: ClientKey | None,

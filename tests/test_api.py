@@ -230,6 +230,33 @@ def test_a_key_is_the_players_own_not_the_seats(client, table):
     assert_problem(old_hand, 422, "hand_over")
 
 
+def test_a_retry_after_the_hand_ended_gets_the_first_answer(client, fake_backend):
+    """Seven Card Stud: a call that closes sixth street deals every player a down card; a
+    retry of it after the showdown is answered as it was, not with the cards shown since."""
+    created = client.post("/v1/tables", json={"game": "seven-card-stud"}).json
+    table = f"/v1/tables/{created['table_id']}"
+    admin = {"Authorization": f"Bearer {created['admin_token']}"}
+    tokens = {}
+    for name in ("ann", "bob", "cy"):
+        joined = client.post(f"{table}/players", json={"name": name, "buy_in": 1000}).json
+        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
+    hand = f"{table}/hands/{client.post(f'{table}/hands', headers=admin).json['hand_no']}"
+    sent = []
+    while (view := client.get(hand, headers=admin).json)["awaiting"]:
+        seat = view["awaiting"][0]
+        kinds = {a["type"] for a in client.get(hand, headers=tokens[seat]).json["legal_actions"]}
+        move = {"type": next(k for k in ("check", "call", "bring_in") if k in kinds)}
+        headers = {**tokens[seat], "Idempotency-Key": f"move-{view['version']}"}
+        first = client.post(f"{hand}/actions", json=move, headers=headers)
+        assert first.status_code == 201, first.json
+        sent.append((move, headers, first.json))
+    fake_backend.run_jobs()
+    assert client.get(hand, headers=admin).json["status"] == "ended"
+    for move, headers, first in sent:
+        again = client.post(f"{hand}/actions", json=move, headers=headers)
+        assert again.headers["Idempotent-Replayed"] == "true" and again.json == first
+
+
 def test_a_retried_join_seats_the_player_once(client, fake_backend, table):
     url = f"/v1/tables/{table['id']}/players"
     first = client.post(url, json={"name": "dee", "buy_in": 500}, headers={"Idempotency-Key": "j"})
