@@ -232,7 +232,7 @@ class Backend:
                 return self._worker.run_queued()
 
     def _keep_worker_alive(self) -> None:
-        """Renew the worker's key in RQ (a no-op until ``HEARTBEAT_EVERY`` has passed)."""
+        """Renew the worker's key in RQ (seldom: ``service.heartbeats``)."""
         with self._worker_lock:
             if self._worker is not None:
                 self._worker.heartbeat()

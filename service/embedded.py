@@ -20,10 +20,11 @@ from rq.logutils import setup_loghandlers
 from rq.timeouts import TimerDeathPenalty
 from rq.worker import WorkerStatus
 
+from service.heartbeats import SeldomRenewed
+
 log = logging.getLogger(__name__)
 
 JOBS_FIRST_WAIT = 0.05  # seconds a request waits, at most, while the job thread runs jobs
-HEARTBEAT_EVERY = 10.0  # seconds between its RQ worker's heartbeats, at most (RQ's TTL: 480)
 TIMEOUT_TICK = 1.0  # seconds between the watchdog's looks at the running jobs' deadlines
 
 
@@ -81,7 +82,7 @@ class _WatchedDeathPenalty(TimerDeathPenalty):
             _WATCHDOG.forget(self)
 
 
-class ThreadWorker(SimpleWorker):
+class ThreadWorker(SeldomRenewed, SimpleWorker):
     """The embedded mode's RQ worker: one for the life of the job thread, safe off the main
     thread (no signal handlers; timeouts raised by the ``_Watchdog``, not SIGALRM).
 
@@ -90,12 +91,11 @@ class ThreadWorker(SimpleWorker):
     every showdown. This one is ``born`` once, then each ``run_queued`` is RQ's own burst
     loop (dequeue, ``execute_job``, failures recorded and logged by RQ) without that
     bootstrap and teardown; ``retire`` registers its death. No pubsub thread: nothing out
-    of this process can reach the in-process Redis to send it a command. Its heartbeats
-    (three commands each) are sent at most every ``HEARTBEAT_EVERY`` seconds; the job
-    thread asks for one at every pass, so that an idle worker stays alive in RQ's eyes."""
+    of this process can reach the in-process Redis to send it a command. Its renewals are
+    seldom (``service.heartbeats``); the job thread asks for one at every pass, so that an
+    idle worker stays alive in RQ's eyes."""
 
     death_penalty_class = _WatchedDeathPenalty
-    _next_heartbeat = 0.0  # time.monotonic() before which a renewal is skipped
 
     def born(self) -> None:
         """Register the worker's birth, as RQ's ``bootstrap`` does, once."""
@@ -122,11 +122,8 @@ class ThreadWorker(SimpleWorker):
         pass
 
     def heartbeat(self, timeout=None, pipeline=None):
-        if timeout is None:  # a renewal (RQ sends one at each step of its loop), not a job's
-            if time.monotonic() < self._next_heartbeat:
-                return  # the worker's key lives for minutes: no need to renew it yet
-            self._next_heartbeat = time.monotonic() + HEARTBEAT_EVERY
-        super().heartbeat(timeout, pipeline)
+        if not self.renewal_skipped(timeout):
+            super().heartbeat(timeout, pipeline)
 
 
 class JobsFirst:

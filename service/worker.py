@@ -41,6 +41,7 @@ from rq.exceptions import StopRequested
 from service import jobs, logs, metrics
 from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
 from service.config import Config
+from service.heartbeats import SeldomRenewed
 
 log = logging.getLogger("cardroom.worker")
 
@@ -49,9 +50,9 @@ BACKOFF_MAX = 4.0  # seconds between retries, at most (RQ's own too)
 STEADY_RUN = 60.0  # seconds an RQ worker must have run for the backoff to start again
 
 
-class _Worker(SimpleWorker):
+class _Worker(SeldomRenewed, SimpleWorker):
     """Remembers whether a signal stopped it, tells ``outage`` when Redis answers, and
-    sends each heartbeat in one round trip."""
+    sends each heartbeat in one round trip, its renewals seldom (``service.heartbeats``)."""
 
     max_connection_wait_time = BACKOFF_MAX  # RQ's own retry of its dequeue: 1, 2, 4, 4 ... s
     log_result_lifespan = False  # RQ's "result is kept for 3600 seconds", after every job
@@ -65,6 +66,8 @@ class _Worker(SimpleWorker):
     def heartbeat(self, timeout=None, pipeline=None):
         if pipeline is not None:  # RQ sends it with its own commands
             super().heartbeat(timeout, pipeline)
+            return
+        if not (self.outage and self.outage.is_down) and self.renewal_skipped(timeout):
             return
         # RQ's heartbeat is three commands, each its own round trip, three times a job
         with self.connection.pipeline(transaction=False) as batch:

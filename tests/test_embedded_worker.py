@@ -17,7 +17,8 @@ from rq.worker_registration import clean_worker_registry
 
 from domain.events import EVENT_TYPES, holds_dicts
 from service import backend as backend_module
-from service import embedded
+from service import embedded, heartbeats
+from service import worker as worker_module
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
@@ -127,7 +128,7 @@ def test_stopping_the_thread_registers_the_worker_s_death(fake_backend):
 
 def test_an_idle_worker_is_kept_alive_in_rq_s_registry(fake_backend, monkeypatch):
     monkeypatch.setattr(backend_module, "SWEEP_INTERVAL", 0.05)  # a pass every 50 ms
-    monkeypatch.setattr(embedded, "HEARTBEAT_EVERY", 0.0)  # a heartbeat at every pass
+    monkeypatch.setattr(heartbeats, "HEARTBEAT_EVERY", 0.0)  # a heartbeat at every pass
     fake_backend.start_worker_thread()
     run(fake_backend, set_key, "k", "done")
     (worker,) = workers(fake_backend)
@@ -186,3 +187,18 @@ def test_a_showdown_job_uses_the_app_s_cardroom_and_replays_only_what_it_wrote(
     assert client.get(hand_path, headers=admin).get_json()["status"] == "ended"
     assert "HandStarted" not in replayed  # the job's own events only, those with dicts read back
     assert replayed and all(holds_dicts(EVENT_TYPES[kind]) for kind in replayed), replayed
+
+
+@pytest.mark.parametrize("worker_class", [embedded.ThreadWorker, worker_module._Worker])
+def test_a_worker_renews_its_key_seldom_and_a_job_s_heartbeat_always(worker_class):
+    """RQ renews a worker's key three times a job; within ``HEARTBEAT_EVERY`` of the last
+    renewal a renewal is skipped (the key lives for minutes), a job's heartbeat is not."""
+    connection = fakeredis.FakeRedis()
+    worker = worker_class([rq.Queue(connection=connection)], connection=connection)
+    worker.heartbeat()
+    assert connection.exists(worker.key)
+    connection.delete(worker.key)
+    worker.heartbeat()  # a renewal just after one: skipped
+    assert not connection.exists(worker.key)
+    worker.heartbeat(30)  # a job's: sent
+    assert 0 < connection.ttl(worker.key) <= 30
