@@ -257,16 +257,15 @@ for i = 3, 2 + n_streams do
   local events = cjson.decode(ARGV[pos + 2])
   pos = pos + 3
   local length, last_id, last_hash = 0, '0-0', ARGV[6]
-  if redis.call('EXISTS', key) == 1 then
-    local info = redis.call('XINFO', 'STREAM', key)
-    for j = 1, #info, 2 do
-      if info[j] == 'length' then length = info[j + 1] end
-      if info[j] == 'last-generated-id' then last_id = info[j + 1] end
-    end
-    local top = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
-    if top then
+  local info = redis.pcall('XINFO', 'STREAM', key)  -- one call: no EXISTS, no XREVRANGE
+  if info.err and not string.find(tostring(info.err), 'no such key') then return info end
+  for j = 1, (info.err and 0 or #info), 2 do
+    local name, value = info[j], info[j + 1]
+    if name == 'length' then length = value end
+    if name == 'last-generated-id' then last_id = value end
+    if name == 'last-entry' and value then
       last_hash = ''
-      for j = 1, #top[2], 2 do if top[2][j] == 'hash' then last_hash = top[2][j + 1] end end
+      for k = 1, #value[2], 2 do if value[2][k] == 'hash' then last_hash = value[2][k + 1] end end
     end
   end
   if length ~= expected or last_id ~= '0-' .. expected or last_hash ~= prev then
