@@ -555,8 +555,7 @@ class EventStore:
         """Append atomically, once: when the script's answer is lost and the connection's
         retry sends it again, the copy finds this append's own envelopes in place (their
         event ids are random), or its own idempotency record, and it is answered as
-        written. ``answer`` is what a retry
-        with the same key gets back;
+        written. ``answer`` is what a retry with the same key gets back;
         ``also_set`` gives, from the new envelopes, other keys of the table to set with them;
         ``ends_hand``: the number of the table's hand these events end (with ``index_ended``,
         indexed in ``cardroom:ended-hands`` for ``service.retention`` once the script wrote)."""
@@ -598,7 +597,7 @@ class EventStore:
         extra = also_set(by_stream) if also_set else {}
         if any(table_of(key) != table for key in extra):
             raise ValueError("one append must stay within one table")
-        # "write": this copy's own, so that a copy sent again finds its record (_landed)
+        # "write": this copy's own id, by which a copy sent again knows the record for its own
         record = ({"fingerprint": idempotency.fingerprint, "answer": answer,
                    "write": self.new_id()} if idempotency else {})
         idem = (idempotency_key(idempotency.table_id, idempotency.scope, idempotency.key)
