@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from domain.commands import Act
 from domain.views import Viewer
+from service import auth
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
@@ -137,23 +138,34 @@ def _fold_to_the_end(client, hand: str, admin: dict, tokens: dict[int, dict]) ->
     return keys
 
 
-def test_a_player_who_left_is_refused_by_a_process_holding_the_table_from_before():
+@pytest.mark.parametrize("move, headers", [
+    ({"type": "fold"}, {"Idempotency-Key": "fold-{gone}"}),  # its first fold again,
+    ({"type": "check"}, {"Idempotency-Key": "fold-{gone}"}),  # its key, reused,
+    ({"type": "fold"}, {}),  # a fold anew,
+    ({"type": "nonsense"}, {}), ({"bogus": 1}, {}),  # no move at all,
+    ({"type": "check"}, {"If-Match": '"x"'}),  # a bad version,
+    ({"type": "check"}, {"Idempotency-Key": "k" * 201}),  # or a bad key
+])
+def test_a_player_who_left_is_refused_by_a_process_holding_the_table_from_before(move,
+                                                                                 headers):
+    """403 from the process that holds the table from before the player left as from one
+    that reads it, and the token counts as not recognised (rate limits: by address)."""
     one, other = _two_processes()
+    recognised = []
+    for process in (one, other):
+        process.application.after_request(lambda answer: recognised.append(
+            auth.recognised()) or answer)
     table, admin, players = _table(one)
     tokens = {p["seat"]: _bearer(p["token"]) for p in players.values()}
     hand = f"{table}/hands/{one.post(f'{table}/hands', headers=admin).json['hand_no']}"
-    keys = _fold_to_the_end(one, hand, admin, tokens)
-    gone = next(iter(keys))
+    gone = next(iter(_fold_to_the_end(one, hand, admin, tokens)))
     assert other.delete(f"{table}/players/{gone}", headers=admin).status_code == 200
-    for move, headers in (({"type": "nonsense"}, {}), ({"bogus": 1}, {}),  # no move at all,
-                          ({"type": "fold"}, {"Idempotency-Key": keys[gone]}),  # again,
-                          ({"type": "check"}, {"Idempotency-Key": keys[gone]}),  # key reused,
-                          ({"type": "fold"}, {})):  # or a fold anew
-        for process in (one, other):  # holding the table from before, or reading it
-            refused = process.post(f"{hand}/actions", json=move,
-                                   headers={**tokens[gone], **headers})
-            assert refused.status_code == 403 and refused.json["code"] == "forbidden", (
-                move, refused.json)
+    headers = {name: value.format(gone=gone) for name, value in headers.items()}
+    for process in (one, other):  # holding the table from before, or reading it
+        recognised.clear()
+        refused = process.post(f"{hand}/actions", json=move, headers={**tokens[gone], **headers})
+        assert refused.status_code == 403 and refused.json["code"] == "forbidden", refused.json
+        assert recognised == [False]
 
 
 def test_a_move_decided_on_a_table_held_from_before_its_seat_changed_hands_is_refused():

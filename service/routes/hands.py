@@ -14,6 +14,7 @@ from domain.views import as_dealt
 from service import live, schemas
 from service.auth import require
 from service.problems import ApiError
+from service.room import NotSeated
 from service.routes import answered, body, client_key, query, room, takes_query
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
@@ -43,17 +44,17 @@ def act(table_id: str, hand_no: int):
     snapshot, caller = _held_or_read(table_id, hand_no)
     try:
         action = body(schemas.action)
-    except (ApiError, ValidationError):
-        if snapshot.held:  # answered as on a read: a player who has left gets 403 first
-            require(room().snapshot(table_id, hand_no).table.state, "player")
+        expected = action["expected_version"]
+        if expected is None and request.headers.get("If-Match"):
+            expected = _version_from_etag(request.headers["If-Match"])
+        command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
+                      cards=tuple(action["cards"]))
+        return answered(room().act(table_id, hand_no, caller, command, expected,
+                                   client_key(action), snapshot), 201)
+    except (ApiError, ValidationError, NotSeated) as refused:
+        if snapshot.held or isinstance(refused, NotSeated):  # answered as a read would be:
+            require(room().snapshot(table_id, hand_no).table.state, "player")  # 403 first
         raise
-    expected = action["expected_version"]
-    if expected is None and request.headers.get("If-Match"):
-        expected = _version_from_etag(request.headers["If-Match"])
-    command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
-                  cards=tuple(action["cards"]))
-    return answered(room().act(table_id, hand_no, caller, command, expected,
-                               client_key(action), snapshot), 201)
 
 
 def _held_or_read(table_id: str, hand_no: int):
