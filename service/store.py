@@ -619,7 +619,7 @@ class EventStore:
         if status == "conflict":
             found = {head[0]: self._read_on(head, int(version), entries)
                      for head, (version, entries) in zip(heads, result[3])}
-            if not _landed(by_stream, found):
+            if not self._landed(by_stream, found):
                 metrics.VERSION_CONFLICTS.inc()
                 stream = _s(result[1])
                 expected = next(w.expected_version for w in writes if w.stream == stream)
@@ -630,6 +630,20 @@ class EventStore:
             self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
         metrics.APPENDS.inc()
         return by_stream
+
+    def _landed(self, by_stream: dict[str, list[Envelope]],
+                found: dict[str, tuple[int, list[Envelope]]]) -> bool:
+        """Whether a refused append's streams hold its own envelopes already: a copy of it
+        was written, whose answer was lost. A stream found gone may have been archived since
+        (its hand ended by that copy): then its archive tells."""
+        for stream, envelopes in by_stream.items():
+            if envelopes:
+                version, entries = found.get(stream, (0, []))
+                if not (version or entries) and envelopes[0].version > 1:  # gone
+                    entries = self.read(stream)
+                stored = {e.version: e.event_id for e in entries}
+                return all(stored.get(e.version) == e.event_id for e in envelopes)
+        return False
 
     def remembered(self, idempotency: Idempotency) -> dict | None:
         """The record ``{"fingerprint", "answer"}`` of a command sent with this key before."""
@@ -770,17 +784,6 @@ class EventStore:
                             prev_hash=f["prev_hash"], hash=f["hash"], openings=openings)
         except (KeyError, ValueError, AttributeError) as error:
             raise UnreadableRecord(stream, f"{type(error).__name__}: {error}") from None
-
-
-def _landed(by_stream: dict[str, list[Envelope]],
-            found: dict[str, tuple[int, list[Envelope]]]) -> bool:
-    """Whether a refused append's streams hold its own envelopes already: a copy of it was
-    written, whose answer was lost (``EventStore.append``)."""
-    for stream, envelopes in by_stream.items():
-        if envelopes:
-            stored = {e.version: e.event_id for e in found.get(stream, (0, []))[1]}
-            return all(stored.get(e.version) == e.event_id for e in envelopes)
-    return False
 
 
 def _pairs_of(entry: tuple) -> dict[str, str]:

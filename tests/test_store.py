@@ -15,8 +15,10 @@ from redis.connection import AbstractConnection
 
 from domain.fairness import GENESIS_HASH, chain_problem, envelope_hash
 from service.app import create_app
-from service.backend import connect
+from service.backend import Backend, connect
+from service.config import Config
 from service.keys import Keys, new_key_pair
+from service.retention import archive_ended_hands
 from service.store import (
     DuplicateCommand, EventStore, Idempotency, NewEvent, Script, StreamWrite, VersionConflict,
     hand_stream, idempotency_key, owed_key, receipt_key, table_stream,
@@ -424,7 +426,7 @@ class LostAnswers:
     on the way back (the connection breaks, or the reply comes after the read timeout), so
     the client's retry sends it again."""
 
-    def __init__(self, monkeypatch, error: type[redis.RedisError]):
+    def __init__(self, monkeypatch, error: type[redis.RedisError], meanwhile=lambda: None):
         self.lost = []
         read = AbstractConnection.read_response
 
@@ -432,6 +434,7 @@ class LostAnswers:
             answer = read(connection, *args, **kwargs)
             if answer == [b"ok"] and not self.lost:
                 self.lost.append(answer)
+                meanwhile()
                 raise error("the answer was lost")
             return answer
         monkeypatch.setattr(AbstractConnection, "read_response", losing)
@@ -475,6 +478,34 @@ def test_a_join_whose_answer_was_lost_seats_the_player_once(real_backend, monkey
     assert "Idempotent-Replayed" not in joined.headers
     seats = client.get(f"/v1/tables/{table['table_id']}", headers=admin).json["seats"]
     assert [s["name"] for s in seats] == ["ann", "bob"]
+
+
+@pytest.mark.redis
+def test_a_move_that_ended_its_hand_and_whose_answer_was_lost_while_the_hand_was_archived(
+        redis_url, monkeypatch):
+    """Without a key: the copy sent again finds the hand's stream gone, and its archive
+    holds the move (CARDROOM_ARCHIVE_AFTER below the read timeout)."""
+    backend = Backend.from_config(Config(redis_url=redis_url, archive_after=0.0))
+    backend.redis.flushdb()
+    client = create_app(backend=backend).test_client()
+    table = client.post("/v1/tables", json={"game": "texas-holdem"}).json
+    players = f"/v1/tables/{table['table_id']}/players"
+    tokens = {}
+    for name in ("ann", "bob"):
+        joined = client.post(players, json={"name": name, "buy_in": 500}).json
+        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
+    client.post(f"/v1/tables/{table['table_id']}/hands",
+                headers={"Authorization": f"Bearer {table['admin_token']}"})
+    path = f"/v1/tables/{table['table_id']}/hands/1"
+    seat = client.get(path, headers=tokens[1]).json["awaiting"][0]
+    sweeper = EventStore(connect(redis_url))
+    LostAnswers(monkeypatch, redis.TimeoutError,
+                meanwhile=lambda: archive_ended_hands(sweeper, 0.0))
+    folded = client.post(f"{path}/actions", json={"type": "fold"}, headers=tokens[seat])
+    monkeypatch.undo()
+    assert folded.status_code == 201, folded.json
+    assert [e["type"] for e in folded.json["events"]][0] == "PlayerFolded"
+    assert not backend.redis.exists(hand_stream(table["table_id"], 1))  # archived
 
 
 @pytest.mark.redis
