@@ -488,15 +488,7 @@ def test_a_move_that_ended_its_hand_and_whose_answer_was_lost_while_the_hand_was
     backend = Backend.from_config(Config(redis_url=redis_url, archive_after=0.0))
     backend.redis.flushdb()
     client = create_app(backend=backend).test_client()
-    table = client.post("/v1/tables", json={"game": "texas-holdem"}).json
-    players = f"/v1/tables/{table['table_id']}/players"
-    tokens = {}
-    for name in ("ann", "bob"):
-        joined = client.post(players, json={"name": name, "buy_in": 500}).json
-        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
-    client.post(f"/v1/tables/{table['table_id']}/hands",
-                headers={"Authorization": f"Bearer {table['admin_token']}"})
-    path = f"/v1/tables/{table['table_id']}/hands/1"
+    table_id, path, tokens = _a_hand_of_two(client, "texas-holdem")
     seat = client.get(path, headers=tokens[1]).json["awaiting"][0]
     sweeper = EventStore(connect(redis_url))
     LostAnswers(monkeypatch, redis.TimeoutError,
@@ -505,7 +497,21 @@ def test_a_move_that_ended_its_hand_and_whose_answer_was_lost_while_the_hand_was
     monkeypatch.undo()
     assert folded.status_code == 201, folded.json
     assert [e["type"] for e in folded.json["events"]][0] == "PlayerFolded"
-    assert not backend.redis.exists(hand_stream(table["table_id"], 1))  # archived
+    assert not backend.redis.exists(hand_stream(table_id, 1))  # archived
+
+
+def _a_hand_of_two(client, game: str) -> tuple[str, str, dict[int, dict]]:
+    """A table of ann and bob whose first hand has started: its id, the hand's path and
+    the players' headers by seat."""
+    table = client.post("/v1/tables", json={"game": game}).json
+    players = f"/v1/tables/{table['table_id']}/players"
+    tokens = {}
+    for name in ("ann", "bob"):
+        joined = client.post(players, json={"name": name, "buy_in": 500}).json
+        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
+    client.post(f"/v1/tables/{table['table_id']}/hands",
+                headers={"Authorization": f"Bearer {table['admin_token']}"})
+    return table["table_id"], f"/v1/tables/{table['table_id']}/hands/1", tokens
 
 
 @pytest.mark.redis
@@ -513,15 +519,7 @@ def test_a_move_that_ended_its_hand_and_whose_answer_was_lost_while_the_hand_was
 def test_the_move_to_the_showdown_whose_answer_was_lost_enqueues_its_job(real_backend,
                                                                           monkeypatch, key):
     client = create_app(backend=real_backend).test_client()
-    table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
-    players = f"/v1/tables/{table['table_id']}/players"
-    tokens = {}
-    for name in ("ann", "bob"):
-        joined = client.post(players, json={"name": name, "buy_in": 500}).json
-        tokens[joined["seat"]] = {"Authorization": f"Bearer {joined['token']}"}
-    hand = client.post(f"/v1/tables/{table['table_id']}/hands",
-                       headers={"Authorization": f"Bearer {table['admin_token']}"}).json
-    path = f"/v1/tables/{table['table_id']}/hands/{hand['hand_no']}"
+    _, path, tokens = _a_hand_of_two(client, "five-card-draw")
     moves = [{"type": "check"}] * 2 + [{"type": "draw", "cards": []}] * 2 + [{"type": "check"}]
     for move in moves:  # all but the last check
         seat = client.get(path, headers=tokens[1]).json["awaiting"][0]
