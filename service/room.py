@@ -52,8 +52,9 @@ def hash_token(token: str) -> str:
 
 
 class NotSeated(Exception):
-    """The caller's token was recognised on a table this process held, but the table as it
-    stands seats another player there (answered 403, before anything the key remembers)."""
+    """The caller's token was recognised on a table read or held earlier, but the table a
+    command is decided on seats another player there (answered 403, before anything the
+    key remembers)."""
 
 
 class Replayed(dict):
@@ -144,36 +145,40 @@ class Cardroom(Reads):
                              token_hash=hash_token(self.keys.token("player", table_id, player_id)),
                              client_seed=client_seed)
         return self._table_command(table_id, command, "anonymous", client_key, "join",
-                                   lambda events: {"seat": events[0].seat, "player_id": player_id},
+                                   lambda events, _: {"seat": events[0].seat,
+                                                      "player_id": player_id},
                                    answer, table)
 
     def set_client_seed(self, table_id: str, seat: int, client_seed: str) -> dict:
-        def remember(events) -> dict:
+        def remember(events, decided_on) -> dict:
             return {"seat": seat, "client_seed": client_seed,
-                    "applies_from_hand": self.table(table_id).state.hand_no + 1}
+                    "applies_from_hand": decided_on.hand_no + 1}
         return self._table_command(table_id, SetClientSeed(seat=seat, client_seed=client_seed),
                                    f"seat:{seat}", None, None, remember)
 
     def add_chips(self, table_id: str, viewer: Viewer, amount: int, client_key: ClientKey | None,
-                  ) -> dict:
-        """``viewer``: the player buying, who must still hold the seat when it is decided."""
+                  table: Loaded | None = None) -> dict:
+        """``viewer``: the player buying, who must still hold the seat when it is decided.
+        ``table``: the table as the caller just read it (first try only)."""
         seat = viewer.seat
 
-        def remember(events) -> dict:
-            return {"seat": seat, "stack": self.table(table_id).state.seat(seat).stack + amount}
+        def remember(events, decided_on) -> dict:
+            return {"seat": seat, "stack": decided_on.seat(seat).stack + amount}
         return self._table_command(table_id, AddChips(seat=seat, amount=amount), f"seat:{seat}",
                                    client_key, f"chips:{viewer.player_id}", remember,
-                                   seated=viewer)
+                                   table=table, seated=viewer)
 
     def leave(self, table_id: str, seat: int, actor: str) -> dict:
         return self._table_command(table_id, LeaveTable(seat=seat), actor, None, None,
-                                   lambda events: {"seat": seat,
-                                                   "cashed_out": events[0].cashed_out})
+                                   lambda events, _: {"seat": seat,
+                                                      "cashed_out": events[0].cashed_out})
 
     def _table_command(self, table_id, command, actor, client_key, scope, remember,
                        answer=lambda remembered: remembered, table: Loaded | None = None,
                        seated: Viewer | None = None) -> dict:
-        """``seated``: the player the command is for, whom the table must still seat."""
+        """``remember(events, table state they were decided on)``: the answer a retry with
+        the same key gets. ``seated``: the player the command is for, whom the table must
+        still seat."""
         idem = _idempotency(table_id, scope, client_key)
 
         def attempt():
@@ -182,7 +187,7 @@ class Cardroom(Reads):
             if seated is not None:
                 _still_seated(loaded.state, seated)
             events = table_rules.decide(loaded.state, command)
-            remembered = _as_remembered(remember(events))
+            remembered = _as_remembered(remember(events, loaded.state))
             stream = table_stream(table_id)
             written = self.store.append(
                 [StreamWrite(stream, loaded.version, sealed(events), loaded.head_hash)],

@@ -53,10 +53,11 @@ def set_client_seed(table_id: str, seat: int):
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
 def add_chips(table_id: str, seat: int):
-    caller = require(room().table(table_id).state, "player", seat=seat)
+    table = room().table(table_id)
+    caller = require(table.state, "player", seat=seat)
     request = body(schemas.add_chips)
-    return answered(room().add_chips(table_id, caller, request["amount"], client_key(request)),
-                    201)
+    return answered(room().add_chips(table_id, caller, request["amount"], client_key(request),
+                                     table), 201)
 
 
 @tables.delete("/<table_id>/players/<int:seat>")
