@@ -12,14 +12,16 @@ escapes, which any JSON reader reads the same. A body holding a lone surrogate
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 from flask.json.provider import DefaultJSONProvider
 
 _NON_STR_KEYS = orjson.OPT_NON_STR_KEYS  # as json.dumps, an int key becomes a string
-_LONG_NUMBER = re.compile(rb"\d{19}")  # past 64 bits, orjson.loads reads a float
+# 19 digits in a row (past 64 bits, orjson.loads reads a float), found where every digit
+# of the text is made a 0 and all else a dot: several times faster than a regex's search
+_LONG_NUMBER = b"0" * 19
+_DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x2E for byte in range(256))
 
 
 def dumps(value: Any, default=None) -> str:
@@ -35,7 +37,7 @@ def dumps(value: Any, default=None) -> str:
 def loads(text: str | bytes) -> Any:
     """The value of a JSON text; ValueError if it is none (or holds a lone surrogate)."""
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    if _LONG_NUMBER.search(raw) is None:
+    if _LONG_NUMBER not in raw.translate(_DIGITS):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:

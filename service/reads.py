@@ -338,7 +338,9 @@ class Reads:
         """Every check of a hand, read afresh from the store (never from the cache, which
         only says whether the table has the hand): its events, its table's and its receipt
         in one round trip. ``snapshot``: the table as the caller read it already. A stored
-        record that does not decode fails the audit, as ``stored_records``."""
+        record that does not decode fails the audit, as ``stored_records``. The chains are
+        hashed over each event's data as stored (the store writes it in canonical JSON):
+        the same value in other bytes fails them."""
         table = (snapshot or self.snapshot(table_id)).table.state
         if not 1 <= hand_no <= table.hand_no:
             raise no_hand(table_id, hand_no)
@@ -357,8 +359,10 @@ class Reads:
                     "events": [{**e.to_dict(), "openings": e.openings} for e in envelopes],
                     "server_seed": self.keys.server_seed(table_id, hand_no) if ended else None,
                     "receipt": receipt}
-        checks = fairness.verify_history(document, self.keys.public_key)
-        table_problem = fairness.chain_problem([e.to_dict() for e in table_envelopes])
+        checks = fairness.verify_history(document, self.keys.public_key,
+                                         [e.data_json for e in envelopes])
+        table_problem = fairness.chain_problem([e.to_dict() for e in table_envelopes],
+                                               [e.data_json for e in table_envelopes])
         checks.append({"name": "table_chain", "ok": table_problem is None,
                        "detail": table_problem or f"{len(table_envelopes)} table events chained"})
         checks += self._rule_checks(hand_no, envelopes, table_envelopes, document["server_seed"])

@@ -57,9 +57,10 @@ the sweeper never loses an entry that an append in flight still needs.
 (``append(..., ends_hand=n)``, when the store was made with ``index_ended``); on a
 cluster only after it: a crash in between leaves that hand a stream, which loses nothing.
 
-An archived hand reads as its stream did: ``read_on`` falls back on the archive in the
-same script call when the stream is gone, ``read`` in a second round trip when its
-``XRANGE`` finds nothing (``_unpacked``), ``read_whole`` from the same pipeline. An append to
+An archived hand reads as its stream did: ``read_on`` (and ``read_whole``, which is
+``read_on`` from the start) falls back on the archive in the same script call when the
+stream is gone, ``read`` in a second round trip when its ``XRANGE`` finds nothing
+(``_unpacked``). An append to
 it is refused as a conflict: the script sees no stream (length 0) where the writer
 expected its last version.
 """
@@ -154,6 +155,16 @@ class Envelope:
     prev_hash: str
     hash: str
     openings: dict = field(default_factory=dict)  # pointer -> {"value", "salt"}; not chained
+    data_json: str | None = field(default=None, compare=False, repr=False)  # data as stored
+
+    @classmethod
+    def read_back(cls, **fields: Any) -> Envelope:
+        """An envelope of every field, made without ``__init__``: a frozen dataclass's sets
+        its fields one by one through ``object.__setattr__``, which cost a quarter of
+        reading an event back."""
+        envelope = object.__new__(cls)
+        envelope.__dict__.update(fields)
+        return envelope
 
     def to_dict(self) -> dict:
         """The chained fields and the hash: what a reader may verify."""
@@ -297,21 +308,23 @@ return {'ok'}
 """
 
 
-# KEYS: streams (of one table), then the archive keys of some of them; ARGV: per stream,
-# the version a reader holds, the hash of its last event, and where its archive is in
-# KEYS (0: it has none).  Per stream: read_on's answer, or {-1, the archive} when the
-# stream is gone and its archive is there.
+# KEYS: streams (of one table), then the archive keys of some of them, then keys to GET;
+# ARGV: the number of archive keys, then per stream the version a reader holds, the hash
+# of its last event, and where its archive is in KEYS (0: it has none).  Per stream:
+# read_on's answer, or {-1, the archive} when the stream is gone and its archive is
+# there; then each key's value.
 _READ_ON_LUA = _READ_ON_FUNCTION + """
-local out = {}
-for i = 1, #ARGV / 3 do
+local out, streams = {}, (#ARGV - 1) / 3
+for i = 1, streams do
   local key = KEYS[i]
-  out[i] = read_on(key, tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1])
-  local archive = tonumber(ARGV[3 * i])
+  out[i] = read_on(key, tonumber(ARGV[3 * i - 1]), ARGV[3 * i])
+  local archive = tonumber(ARGV[3 * i + 1])
   if #out[i][2] == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
     local blob = redis.call('GET', KEYS[archive])
     if blob then out[i] = {-1, blob} end
   end
 end
+for k = streams + tonumber(ARGV[1]) + 1, #KEYS do out[#out + 1] = redis.call('GET', KEYS[k]) end
 return out
 """
 
@@ -479,27 +492,11 @@ class EventStore:
 
     def read_whole(self, streams: list[str], keys: list[str],
                    ) -> tuple[list[list[Envelope]], list[dict | None]]:
-        """Every event of each of ``streams`` (as ``read`` gives them) and the JSON value of
-        each of ``keys`` (as ``get_json``), all in one round trip: a pipeline of plain
-        commands. A hand's archive is asked for with its stream, and used only when the
-        stream has no events, as ``read`` does."""
-        pipe = self.redis.pipeline(transaction=False)
-        archives = [archive_of(stream) for stream in streams]
-        for stream, archive in zip(streams, archives):
-            pipe.xrange(stream)
-            if archive is not None:
-                pipe.get(archive)
-        for key in keys:
-            pipe.get(key)
-        replies = iter(pipe.execute())
-        events = []
-        for stream, archive in zip(streams, archives):
-            entries = next(replies)
-            blob = next(replies) if archive is not None else None
-            if not entries and blob:
-                entries = _unpacked(blob, archive)
-            events.append([self._envelope(stream, fields) for _, fields in entries])
-        return events, [_stored_json(key, raw) for key, raw in zip(keys, replies)]
+        """Every event of each of ``streams`` (of one table, as ``read`` gives them) and the
+        JSON value of each of ``keys`` (as ``get_json``), all in one round trip."""
+        replies, values = self._read_on([(stream, 0, GENESIS_HASH) for stream in streams], keys)
+        return ([envelopes for _, envelopes in replies],
+                [_stored_json(key, raw) for key, raw in zip(keys, values)])
 
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
@@ -507,18 +504,24 @@ class EventStore:
         longer has that head or has lost an event before it (it was shortened or
         rewritten). One round trip; an archived hand reads the same from its archive (its
         head checked here rather than in Lua)."""
-        keys, args = [stream for stream, _, _ in heads], []
+        return self._read_on(heads, [])[0]
+
+    def _read_on(self, heads: list[tuple[str, int, str]], keys: list[str],
+                 ) -> tuple[list[tuple[int, list[Envelope]]], list]:
+        """``read_on``, and the raw values of ``keys`` (of the same table) read with it."""
+        archives, args = [], []
         for stream, version, head_hash in heads:
             archive = archive_of(stream)
             if archive is not None:
-                keys.append(archive)
-            args += [str(version), head_hash, str(len(keys)) if archive else "0"]
-        replies = self._read_on_script(keys=keys, args=args)
-        return [self._read_on(head, int(version), entries)
-                for head, (version, entries) in zip(heads, replies)]
+                archives.append(archive)
+            args += [str(version), head_hash, str(len(heads) + len(archives)) if archive else "0"]
+        replies = self._read_on_script(keys=[stream for stream, _, _ in heads] + archives + keys,
+                                       args=[str(len(archives)), *args])
+        return ([self._stream_read_on(head, int(version), entries)
+                 for head, (version, entries) in zip(heads, replies)], replies[len(heads):])
 
-    def _read_on(self, head: tuple[str, int, str], version: int, entries: list,
-                 ) -> tuple[int, list[Envelope]]:
+    def _stream_read_on(self, head: tuple[str, int, str], version: int, entries: list,
+                        ) -> tuple[int, list[Envelope]]:
         """One stream's reply to ``_READ_ON_LUA`` (version -1: the archive) as envelopes."""
         stream, held, head_hash = head
         if version < 0:
@@ -588,7 +591,8 @@ class EventStore:
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
-                env = Envelope(**fields, hash=envelope_hash(fields), openings=event.openings)
+                env = Envelope(**fields, hash=envelope_hash(fields, data), openings=event.openings,
+                               data_json=data)
                 envelopes.append(env)
                 stream_fields.append(self._stream_fields(w.stream, env, data))
                 prev = env.hash
@@ -617,7 +621,7 @@ class EventStore:
         if status == "duplicate" and _s(result[1]) != args[1]:
             raise DuplicateCommand(jsonio.loads(result[1]))
         if status == "conflict":
-            found = {head[0]: self._read_on(head, int(version), entries)
+            found = {head[0]: self._stream_read_on(head, int(version), entries)
                      for head, (version, entries) in zip(heads, result[3])}
             if not self._landed(by_stream, found):
                 metrics.VERSION_CONFLICTS.inc()
@@ -771,19 +775,29 @@ class EventStore:
     def _envelope(self, stream: str, raw: dict | list) -> Envelope:
         """``raw``: the fields, as ``XRANGE`` gives them or flat (a script's, an archive's)."""
         try:
-            if type(raw) is list:
-                raw = _pairs(raw)
-            f = {k if type(k) is str else k.decode(): v if type(v) is str else v.decode()
-                 for k, v in raw.items()}  # _s, inlined: this runs for every field read
+            f = _fields(raw)
             version = int(f["version"])
             openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
                         if "openings" in f and self.cipher is not None else {})
-            return Envelope(type=f["type"], data=jsonio.loads(f["data"]), version=version,
-                            event_id=f["event_id"], occurred_at=f["occurred_at"],
-                            actor=f["actor"], command_id=f.get("command_id"),
-                            prev_hash=f["prev_hash"], hash=f["hash"], openings=openings)
-        except (KeyError, ValueError, AttributeError) as error:
+            return Envelope.read_back(
+                type=f["type"], data=jsonio.loads(f["data"]), version=version,
+                event_id=f["event_id"], occurred_at=f["occurred_at"], actor=f["actor"],
+                command_id=f.get("command_id"), prev_hash=f["prev_hash"], hash=f["hash"],
+                openings=openings, data_json=f["data"])
+        except (KeyError, ValueError, AttributeError, TypeError) as error:
             raise UnreadableRecord(stream, f"{type(error).__name__}: {error}") from None
+
+
+def _fields(raw: dict | list) -> dict[str, str]:
+    """A stream entry's fields, decoded: as ``XRANGE`` gives them (a dict of bytes), a
+    script (a flat list of bytes) or an archive (a flat list of str)."""
+    if type(raw) is not list:
+        raw = [item for pair in raw.items() for item in pair]
+    items = iter(map(_decode, raw) if raw and type(raw[0]) is bytes else raw)  # one source:
+    return dict(zip(items, items))  # all bytes or none
+
+
+_decode = bytes.decode
 
 
 def _pairs_of(entry: tuple) -> dict[str, str]:
