@@ -27,6 +27,7 @@ the same interned `Card` twice: the two copies are indistinguishable.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import count
 
@@ -138,14 +139,12 @@ def shuffled(deck: Sequence[Card], seed: str) -> list[Card]:
 
 
 _LIMIT = 2**64
-_WORD = _LIMIT - 1
 
 
 def _stream(seed: bytes) -> Iterator[int]:
     """The 8-byte big-endian words of SHA-256(seed || counter), counter 0, 1, ..."""
     for counter in count():
-        block = int.from_bytes(hashlib.sha256(seed + counter.to_bytes(8, "big")).digest(), "big")
-        yield block >> 192
-        yield (block >> 128) & _WORD
-        yield (block >> 64) & _WORD
-        yield block & _WORD
+        yield from _FOUR_WORDS.unpack(hashlib.sha256(seed + counter.to_bytes(8, "big")).digest())
+
+
+_FOUR_WORDS = struct.Struct(">4Q")  # a SHA-256 digest as four big-endian 64-bit words

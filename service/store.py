@@ -159,9 +159,9 @@ class Envelope:
 
     @classmethod
     def read_back(cls, **fields: Any) -> Envelope:
-        """An envelope of every field, made without ``__init__``: a frozen dataclass's sets
-        its fields one by one through ``object.__setattr__``, which cost a quarter of
-        reading an event back."""
+        """An envelope of every field, made without ``__init__``: a frozen dataclass's
+        ``__init__`` sets the fields one by one through ``object.__setattr__``, a quarter of
+        the cost of reading an event back."""
         envelope = object.__new__(cls)
         envelope.__dict__.update(fields)
         return envelope

@@ -67,6 +67,46 @@ def everything_received(client, table, hand_no, seat) -> list:
     return [get(client, table, hand_no, "", who), get(client, table, hand_no, "/events", who)]
 
 
+# --- the deck, as ALGORITHMS["deck"] publishes it ----------------------------------
+
+
+def _published_deck(server_seed: str, client_seeds: dict, hand_no: int) -> list[str]:
+    """The deck written from the words of ``fairness.ALGORITHMS["deck"]`` alone."""
+    mixed = json.dumps({"client_seeds": client_seeds, "hand_no": hand_no}, sort_keys=True,
+                       separators=(",", ":"), ensure_ascii=False).encode()
+    deck_seed = hashlib.sha256(bytes.fromhex(server_seed) + mixed).hexdigest()
+    stream, counter = b"", 0
+
+    def draw(n):
+        nonlocal stream, counter
+        while True:
+            while len(stream) < 8:
+                stream += hashlib.sha256(bytes.fromhex(deck_seed)
+                                         + counter.to_bytes(8, "big")).digest()
+                counter += 1
+            x, stream = int.from_bytes(stream[:8], "big"), stream[8:]
+            if x < 2**64 - 2**64 % n:
+                return x % n
+    deck = list(ALL_CARDS)
+    for i in range(51, 0, -1):
+        j = draw(i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+@given(st.binary(min_size=32, max_size=32), st.dictionaries(
+    st.sampled_from("123456789"), st.text(max_size=12), max_size=9), st.integers(1, 10**6))
+def test_the_deck_is_the_one_the_published_algorithm_makes(seed, client_seeds, hand_no):
+    assert fairness.deck_order(seed.hex(), client_seeds, hand_no) == _published_deck(
+        seed.hex(), client_seeds, hand_no)
+
+
+def test_a_deck_stays_what_it_was_when_its_hands_were_played():
+    """Stored hands replay only while the shuffle is the same: one deck, pinned."""
+    assert fairness.deck_order("00" * 32, {"1": "a", "2": ""}, 7)[:12] == [
+        "5d", "8c", "Ad", "4h", "Jd", "6s", "2d", "4c", "Qc", "Kh", "Qh", "Ah"]
+
+
 # --- nothing a viewer receives is a function of a card they may not see ------------
 
 
