@@ -793,8 +793,13 @@ def _fields(raw: dict | list) -> dict[str, str]:
     script (a flat list of bytes) or an archive (a flat list of str)."""
     if type(raw) is not list:
         raw = [item for pair in raw.items() for item in pair]
-    items = iter(map(_decode, raw) if raw and type(raw[0]) is bytes else raw)  # one source:
-    return dict(zip(items, items))  # all bytes or none
+    if raw and type(raw[0]) is bytes:
+        items = iter(map(_decode, raw))  # a TypeError at any item that is not bytes
+    elif all(type(item) is str for item in raw):
+        items = iter(raw)
+    else:
+        raise TypeError("a stored field is neither bytes nor a string")
+    return dict(zip(items, items))
 
 
 _decode = bytes.decode
@@ -820,11 +825,17 @@ def _packed(entries: list) -> bytes:
 
 
 def _unpacked(blob: bytes, archive: str) -> list:
-    """An archive's entries, shaped as a script returns a stream's: ``[id, flat fields]``."""
+    """An archive's entries, shaped as a script returns a stream's: ``[id, flat fields]``
+    (an id that names no version, or fields not in a list, is an unreadable record)."""
     try:
-        return [(str(entry_id), fields) for entry_id, fields in jsonio.loads(
+        entries = [(str(entry_id), fields) for entry_id, fields in jsonio.loads(
             zlib.decompress(blob))]
-    except (zlib.error, ValueError, TypeError) as error:
+        for entry_id, fields in entries:
+            _version_of(entry_id)  # an id that names no version raises
+            if type(fields) is not list:
+                raise TypeError(f"entry {entry_id} holds no list of fields")
+        return entries
+    except (zlib.error, ValueError, TypeError, IndexError) as error:
         raise UnreadableRecord(archive, f"{type(error).__name__}: {error}") from None
 
 

@@ -224,6 +224,37 @@ def test_an_archive_that_does_not_decode_fails_the_audit(client, fake_backend, t
     assert check["name"] == "stored_records" and ":archive" in check["detail"]
 
 
+def _entry_id_of_five(entries):
+    entries[0][0] = "5"
+
+
+def _version_as_a_number(entries):
+    fields = entries[0][1]
+    fields[fields.index("version") + 1] = 1
+
+
+def _type_as_a_list(entries):
+    fields = entries[0][1]
+    fields[fields.index("type") + 1] = ["HandStarted"]
+
+
+@pytest.mark.parametrize("garble", [_entry_id_of_five, _version_as_a_number, _type_as_a_list])
+def test_an_archive_entry_this_service_could_not_have_written_fails_the_audit(
+        client, fake_backend, table, store, garble):
+    """Not a 500, and not a pass: the audit names the record as ``stored_records``."""
+    _, hand_no = played(client, fake_backend, table)
+    archive_ended_hands(store, 0.0)
+    key, redis = archive_key(table["id"], hand_no), fake_backend.redis
+    entries = json.loads(zlib.decompress(redis.get(key)))
+    garble(entries)
+    redis.set(key, zlib.compress(json.dumps(entries).encode()))
+    answer = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"])
+    assert answer.status_code == 200 and answer.json["valid"] is False
+    assert [c["name"] for c in answer.json["checks"]] == ["stored_records"]
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"])
+    assert history.json["code"] == "stored_record_unreadable", history.json
+
+
 def test_the_sweep_archives_only_with_the_setting(client, fake_backend, table):
     hand_no, _ = played(client, fake_backend, table)
     stream = hand_stream(table["id"], hand_no)
