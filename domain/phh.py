@@ -373,6 +373,8 @@ def _parse(text: str) -> dict:
         raise PhhRejected(None, f"not TOML: {error}") from None
     except RecursionError:
         raise PhhRejected(None, "not TOML that cardroom reads: nested too deeply") from None
+    except ValueError as error:  # an integer longer than Python converts (4,300 digits)
+        raise PhhRejected(None, f"not TOML that cardroom reads: {error}") from None
     for field in ("antes", "starting_stacks", "actions"):
         if not isinstance(document.get(field), list):
             raise PhhRejected(None, f"the required field {field} is missing or not an array")
@@ -742,9 +744,11 @@ def _command(game, state, line: _Line) -> Act:
         return Act(seat=seat, type="draw", cards=tuple(discards))
     if len(line.args) != 1 or not re.fullmatch(r"[0-9]+(\.0*)?", line.args[0]):
         raise PhhRejected(line.index, "cbr takes one whole amount")
-    amount = int(line.args[0].split(".")[0])
-    if amount > MAX_CHIPS:
-        raise PhhRejected(line.index, f"cbr {amount}: cardroom takes amounts up to {MAX_CHIPS}")
+    digits = line.args[0].split(".")[0].lstrip("0") or "0"
+    if len(digits) > len(str(MAX_CHIPS)) or int(digits) > MAX_CHIPS:  # int() before: too long
+        raise PhhRejected(line.index, f"cbr {digits[:20]}{'...' if len(digits) > 20 else ''}: "
+                          f"cardroom takes amounts up to {MAX_CHIPS}")
+    amount = int(digits)
     kind = next((k for k in ("complete", "bet", "raise") if k in legal), "raise")
     return Act(seat=seat, type=kind, amount=amount)
 

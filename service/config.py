@@ -51,6 +51,7 @@ class Config:
     redis_cluster: bool = False  # REDIS_CLUSTER=true: REDIS_URL is a node of a Redis Cluster
     rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
     archive_after: float | None = None  # CARDROOM_ARCHIVE_AFTER, seconds; None = never
+    client_silence: float = 30.0  # CARDROOM_CLIENT_SILENCE, seconds; see service.refusals
 
     def __post_init__(self):
         if self.redis_cluster and not self.redis_url:
@@ -107,6 +108,9 @@ class Config:
             redis_cluster=_flag(environ, "REDIS_CLUSTER"),
             rq_redis_url=_redis_url(environ, "RQ_REDIS_URL"),
             archive_after=_seconds(environ, "CARDROOM_ARCHIVE_AFTER"),
+            client_silence=_positive(_number(
+                environ, "CARDROOM_CLIENT_SILENCE", float, default.client_silence
+            ), "CARDROOM_CLIENT_SILENCE"),
         )
 
 

@@ -247,7 +247,8 @@ class Reads:
         table_id, hand_no, hand = snapshot.table_id, snapshot.hand_no, snapshot.the_hand()
         if after is not None and not 0 <= after <= hand.version:
             raise DomainError("invalid_last_event_id", f"hand {hand_no} has events 1 to "
-                              f"{hand.version}; Last-Event-ID {after} is none of them")
+                              f"{hand.version}; the last event id {after} (Last-Event-ID or "
+                              "last_event_id) is none of them")
         stream = hand_stream(table_id, hand_no)
         if after is None or after == hand.version:
             start = hand.state

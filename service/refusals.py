@@ -6,6 +6,12 @@ itself, by default with an HTML page. ``cardroom serve``'s worker class answers 
 the app answers any bad request: ``application/problem+json`` with a stable ``code``
 (gunicorn's reason, as Werkzeug's names become codes: ``request_header_fields_too_large``)
 and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line.
+
+A client that goes silent in the middle of its request (its line, headers or body) for
+``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or stops reading its answer as long,
+is disconnected: gunicorn would hold a thread for it for ever. A body cut off so is
+answered 408 (``routes.body``). A client that sends a byte now and then is not caught by
+this: behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ from __future__ import annotations
 import os
 
 from gunicorn import util
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers import gthread
 
 from service import jsonio
+from service.config import Config
 from service.logs import access_log
 from service.problems import problem_body
 
@@ -34,9 +41,23 @@ def write_problem(sock, status: int, reason: str, detail: str) -> None:
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
-class ProblemThreadWorker(ThreadWorker):
-    """gunicorn's ``gthread`` worker, its own refusals written by ``write_problem``."""
+class ProblemThreadWorker(gthread.ThreadWorker):
+    """gunicorn's ``gthread`` worker, its own refusals written by ``write_problem``, its
+    connections ``SilenceBoundConnection``s."""
 
     def init_process(self):
         util.write_error = write_problem  # the one place gunicorn writes its error pages
+        SilenceBoundConnection.silence = Config.from_env().client_silence
+        gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
         super().init_process()
+
+
+class SilenceBoundConnection(gthread.TConn):
+    """gunicorn's connection, its socket given a timeout of ``silence`` seconds each time a
+    worker thread takes it up (gunicorn makes it blocking, without one, just before)."""
+
+    silence = 30.0
+
+    def init(self):
+        super().init()
+        self.sock.settimeout(self.silence)

@@ -82,7 +82,8 @@ def test_config_reads_environment():
 @pytest.mark.parametrize("name, raw", [("PORT", "soon"), ("CARDROOM_OWED_JOB_AFTER", "soon"),
                                        ("CARDROOM_OWED_JOB_AFTER", "nan"),
                                        ("CARDROOM_OWED_JOB_AFTER", "inf"),
-                                       ("CARDROOM_SSE_HEARTBEAT", "inf")])
+                                       ("CARDROOM_SSE_HEARTBEAT", "inf"),
+                                       ("CARDROOM_CLIENT_SILENCE", "0")])
 def test_config_rejects_bad_numbers(name, raw):
     with pytest.raises(ValueError, match=name):
         Config.from_env({name: raw})

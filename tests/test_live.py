@@ -147,6 +147,17 @@ def test_a_bad_last_event_id_is_refused(client, table, last_event_id):
     response = stream(client, table, hand_no, table["players"][1],
                       **{"Last-Event-ID": last_event_id})
     assert_problem(response, 422, "invalid_last_event_id")
+    assert "Last-Event-ID" in response.json["detail"]
+
+
+@pytest.mark.parametrize("last_event_id", ["abc", "-1"])
+def test_a_bad_last_event_id_parameter_is_named_as_the_query_parameter(
+        client, table, last_event_id):
+    hand_no = start_hand(client, table)
+    response = client.get(hand_url(table, hand_no, f"/events/stream?last_event_id={last_event_id}"),
+                          buffered=False, headers=table["players"][1])
+    assert_problem(response, 422, "invalid_last_event_id")
+    assert "query parameter last_event_id" in response.json["detail"], response.json
 
 
 def test_streams_are_for_the_tables_tokens_and_its_hands(client, table):

@@ -100,8 +100,12 @@ def test_a_document_past_what_cardroom_reads_is_refused_and_stores_nothing(
     nested = "x = " + "[" * 1000 + "]" * 1000  # past the TOML parser's recursion
     huge_stack = DOCUMENT.replace("[1125600,", "[1e300,")
     huge_bet = DOCUMENT.replace('"p3 cbr 7000"', '"p3 cbr 100000000000000000000000"')
+    endless = "9" * 5000  # more digits than Python turns into an integer
+    endless_bet = DOCUMENT.replace('"p3 cbr 7000"', f'"p3 cbr {endless}"')
+    endless_integer = f"x = {endless}\n" + DOCUMENT
     for document, where in ((nested, "nested too deeply"), (huge_stack, "starting_stacks"),
-                            (huge_bet, "cbr")):
+                            (huge_bet, "cbr"), (endless_bet, "cbr 99999"),
+                            (endless_integer, "not TOML that cardroom reads")):
         response = client.post(IMPORTS, json={"phh": document})
         assert_problem(response, 422, "phh_rejected")
         assert where in response.json["reason"]

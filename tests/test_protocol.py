@@ -147,6 +147,14 @@ def test_malformed_json_declared_as_json_is_still_400(client):
                    "malformed_json")
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_not_json(client, constant):
+    document = '{"game": "five-card-draw", "options": {"ante": %s}}' % constant
+    problem = assert_problem(client.post("/v1/tables", data=document,
+                                         content_type="application/json"), 400, "malformed_json")
+    assert constant.lstrip("-") in problem["detail"]
+
+
 @pytest.mark.parametrize("document, twice", [
     ('{"name": "ann", "buy_in": 100, "name": "bob"}', "name"),
     ('{"name": "ann", "buy_in": 100, "client_seed": {"x": 1, "x": 2}}', "x")])

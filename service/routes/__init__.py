@@ -11,7 +11,8 @@ from urllib.parse import quote
 from flask import Request, current_app, redirect, request
 from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import BadRequest, MethodNotAllowed, NotFound, RequestEntityTooLarge
+from werkzeug.exceptions import (BadRequest, ClientDisconnected, MethodNotAllowed, NotFound,
+                                 RequestEntityTooLarge)
 from werkzeug.routing import IntegerConverter
 
 from domain.fairness import canonical_json
@@ -55,12 +56,29 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
     elif "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
         asked.max_content_length = limit + 1
         try:
-            data = asked.get_data()
+            data = read_body(asked)
         except (ParseException, NoMoreData) as error:  # gunicorn's: the chunks do not parse
             raise ApiError(400, "bad_request", "the chunked request body is malformed "
                            f"({type(error).__name__})") from None
         if len(data) > limit:
             raise RequestEntityTooLarge()
+
+
+def read_body(asked: Request) -> bytes:
+    """The request's body (read once, then kept). 408 if the client went silent while
+    sending it (``service.refusals``); 400 if it ended short of its Content-Length: a
+    body cut off is not taken for a whole one that happens to parse."""
+    try:
+        data = asked.get_data()
+    except (TimeoutError, ClientDisconnected) as error:  # Werkzeug's, for a read that failed
+        if isinstance(error, TimeoutError) or isinstance(error.__context__, TimeoutError):
+            raise ApiError(408, "request_timeout", "the client sent no more of the request "
+                           "body for too long") from None
+        raise ApiError(400, "bad_request", "the client stopped sending the request body") from None
+    if asked.content_length is not None and len(data) < asked.content_length:
+        raise ApiError(400, "bad_request", f"the request body ended after {len(data)} of the "
+                       f"{asked.content_length} bytes its Content-Length gives")
+    return data
 
 
 def without_trailing_slash(asked: Request):
@@ -87,20 +105,26 @@ def without_trailing_slash(asked: Request):
 def body(schema: Schema) -> dict:
     """The request's JSON body, validated by ``schema``. A body that is not declared as
     JSON gets 415; an empty body without a Content-Type stands for ``{}``."""
-    if not request.is_json and request.get_data():
+    data = read_body(request)
+    if not request.is_json and data:
         raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
                        "with Content-Type: application/json (this one came as "
                        f"{request.mimetype or 'no Content-Type'})")
-    if not request.get_data():
+    if not data:
         return schema.load({})
     try:
-        data = request.get_json()
-        json.loads(request.get_data(), object_pairs_hook=_names_once)
+        value = request.get_json()
+        json.loads(data, object_pairs_hook=_names_once, parse_constant=_no_constant)
     except BadRequest:
         raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
     except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
         raise ApiError(400, "malformed_json", "the body nests too deeply to be read") from None
-    return schema.load(data)  # JSON that is not an object (null too) is 422 invalid_request
+    return schema.load(value)  # JSON that is not an object (null too) is 422 invalid_request
+
+
+def _no_constant(name: str) -> None:
+    """Refuses ``NaN`` and ``Infinity``, which Python's JSON reads but JSON does not have."""
+    raise ApiError(400, "malformed_json", f"the body is not valid JSON: {name} is no JSON value")
 
 
 def _names_once(pairs: list[tuple[str, Any]]) -> None:

@@ -83,8 +83,10 @@ def events(table_id: str, hand_no: int):
 def event_stream(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player")
-    after = _last_event_id(request.headers.get("Last-Event-ID",
-                                               query(schemas.stream_query)["last_event_id"]))
+    given = query(schemas.stream_query)["last_event_id"]
+    header = request.headers.get("Last-Event-ID")
+    after = (_last_event_id(header, "the Last-Event-ID header") if header is not None
+             else _last_event_id(given, "the query parameter last_event_id"))
     config = current_app.extensions["backend"].config
     return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
                         snapshot, caller, after, request.remote_addr or "unknown",
@@ -119,11 +121,11 @@ def audit(table_id: str, hand_no: int):
     return room().audit(table_id, hand_no, snapshot)
 
 
-def _last_event_id(value: str | None) -> int | None:
+def _last_event_id(value: str | None, named: str) -> int | None:
     if value is None:
         return None
     if not re.fullmatch(r"\s*[0-9]{1,15}\s*", value):
-        raise ApiError(422, "invalid_last_event_id", "Last-Event-ID must be the version of an "
+        raise ApiError(422, "invalid_last_event_id", f"{named} must be the version of an "
                        "event of the hand, a whole number")
     return int(value)
 

@@ -1,0 +1,54 @@
+"""Clients that stop sending, against a real ``cardroom serve`` (gunicorn, gthread) over a
+raw socket: a body cut short of its Content-Length is refused, not run as if whole; a
+client silent mid-request for ``CARDROOM_CLIENT_SILENCE`` seconds is answered 408 (in its
+body) or disconnected (in its headers), and its thread serves others again."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from tests.integration.conftest import Server
+from tests.integration.test_body_limit_over_http import SOCKET_TIMEOUT, read_response
+
+CREATE = (b"POST /v1/tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+          b"Content-Length: 100\r\n\r\n")
+
+
+@pytest.fixture
+def impatient_server(tmp_path):
+    server = Server(tmp_path / "serve-impatient.log", None, CARDROOM_CLIENT_SILENCE="1")
+    yield server
+    server.stop()
+
+
+def test_a_body_that_ends_before_its_content_length_is_refused(embedded_server):
+    with socket.create_connection(("127.0.0.1", embedded_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(CREATE + b'{"game": "five-card-draw"}')  # 25 of its 100 bytes
+        sock.shutdown(socket.SHUT_WR)
+        status, headers, body = read_response(sock)
+    assert status == 400, (status, body[:300], embedded_server.log())
+    assert headers.get("content-type") == "application/problem+json", headers
+    assert json.loads(body)["code"] == "bad_request" and "Content-Length" in json.loads(
+        body)["detail"], body
+
+
+def test_a_client_silent_in_its_body_gets_408_and_the_thread_serves_on(impatient_server):
+    with socket.create_connection(("127.0.0.1", impatient_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(CREATE + b'{"game": ')  # and nothing more
+        status, headers, body = read_response(sock)
+    assert status == 408, (status, body[:300], impatient_server.log())
+    assert json.loads(body)["code"] == "request_timeout", body
+    assert impatient_server.api.get("/healthz").status == 200
+
+
+def test_a_client_silent_in_its_headers_is_disconnected(impatient_server):
+    with socket.create_connection(("127.0.0.1", impatient_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(b"POST /v1/tables HTTP/1.1\r\nHost: test\r\n")  # and nothing more
+        assert sock.recv(65536) == b"", "the server kept the connection of a silent client"
+    assert impatient_server.api.get("/healthz").status == 200
