@@ -124,12 +124,18 @@ class Paced:
 
 def _gone(client: socket.socket) -> Callable[[], bool]:
     """Whether the client has closed ``client`` (a peek finds its end) or reset it. Where
-    a peek cannot tell (a TLS socket refuses one), the next heartbeat's write will."""
+    a peek cannot tell (a TLS socket refuses one), the next heartbeat's write will. The
+    peek never waits: with the connection's timeout (``service.refusals``) Python would
+    wait that long for something to read first."""
     def gone() -> bool:
+        timeout = client.gettimeout()
         try:
-            return client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            client.settimeout(0.0)
+            return client.recv(1, socket.MSG_PEEK) == b""
         except (BlockingIOError, ValueError):  # nothing to read: still there; or no peek
             return False
         except OSError:
             return True
+        finally:
+            client.settimeout(timeout)
     return gone

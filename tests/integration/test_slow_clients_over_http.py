@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 
 import pytest
 
+from tests.integration.client import create_table
 from tests.integration.conftest import Server
 from tests.integration.test_body_limit_over_http import SOCKET_TIMEOUT, read_response
+from tests.integration.test_live_stream import Stream
 
 CREATE = (b"POST /v1/tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
           b"Content-Length: 100\r\n\r\n")
@@ -52,3 +55,23 @@ def test_a_client_silent_in_its_headers_is_disconnected(impatient_server):
         sock.sendall(b"POST /v1/tables HTTP/1.1\r\nHost: test\r\n")  # and nothing more
         assert sock.recv(65536) == b"", "the server kept the connection of a silent client"
     assert impatient_server.api.get("/healthz").status == 200
+
+
+def test_an_event_stream_quiet_for_longer_than_the_bound_stays_open(tmp_path):
+    """The bound is on a client's silence mid-request, not on a stream's quiet: one idle
+    past it (no heartbeat due for an hour) still brings the next move."""
+    server = Server(tmp_path / "serve.log", None, CARDROOM_CLIENT_SILENCE="0.5",
+                    CARDROOM_SSE_HEARTBEAT="3600")
+    try:
+        table = create_table(server.api, 2)
+        hand_no = table.start_hand()
+        stream = Stream(server.url, table.hand_path(hand_no) + "/events/stream", table.admin)
+        messages = stream.messages()
+        assert next(messages)["event"] == "snapshot"
+        time.sleep(2)  # four times the bound, with nothing to send
+        seat = table.hand(hand_no)["to_act"]
+        assert table.act(hand_no, seat, {"type": "fold"}).status == 201
+        assert next(messages)["event"] == "event", server.log()
+        stream.close()
+    finally:
+        server.stop()
