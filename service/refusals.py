@@ -8,8 +8,9 @@ the app answers any bad request: ``application/problem+json`` with a stable ``co
 and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line.
 
 A client that goes silent in the middle of its request (its line, headers or body) for
-``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or stops reading its answer as long,
-is disconnected: gunicorn would hold a thread for it for ever. A body cut off so is
+``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or takes longer than that to receive
+one write of its answer (a body, or a message of an event stream), is disconnected:
+gunicorn would hold a thread for it for ever. A body cut off so is
 answered 408 (``routes.read_body``). A client that sends a byte now and then is not
 caught by this: behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
 """
