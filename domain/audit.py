@@ -44,7 +44,8 @@ def audit_hand(hand_no: int, events: list[Event], table_events: list[Event],
 def _check(name, check) -> dict:
     try:
         problem = check()
-    except (DomainError, KeyError, ValueError, TypeError, IndexError, StopIteration) as error:
+    except (DomainError, KeyError, ValueError, TypeError, IndexError, StopIteration,
+            RecursionError) as error:
         problem = f"{type(error).__name__}: {error}"
     return {"name": name, "ok": problem is None, "detail": problem or "ok"}
 

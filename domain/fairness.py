@@ -221,7 +221,8 @@ def verify_history(history: dict, public_key: str | None = None,
             results.append({"name": name, "ok": True, "skipped": True, "detail": str(reason)})
         except Problem as problem:
             results.append({"name": name, "ok": False, "detail": str(problem)})
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
+                RecursionError) as error:
             results.append({"name": name, "ok": False,
                             "detail": f"malformed history: {type(error).__name__}: {error}"})
     return results
@@ -248,7 +249,11 @@ def chain_problem(events: list[dict], data_json: list[str] | None = None) -> str
                     "or out of order")
         if event.get("prev_hash") != previous:
             return f"event {version}: prev_hash is not the hash of event {version - 1}"
-        if envelope_hash(event, data_json and data_json[position - 1]) != event.get("hash"):
+        try:
+            hashed = envelope_hash(event, data_json and data_json[position - 1])
+        except RecursionError:
+            return f"event {version}: its data is nested too deeply to be hashed"
+        if hashed != event.get("hash"):
             return f"event {version}: hash does not match its content"
         previous = event["hash"]
     return None

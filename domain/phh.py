@@ -413,14 +413,16 @@ def _amounts(document: dict) -> Iterator:
 
 
 def _exact(amount) -> Decimal | None:
-    """``amount`` as an exact decimal, or None if it is not a finite number."""
+    """``amount`` as an exact decimal, or None if it is not a finite number, or is one past
+    10**30 (far past any amount cardroom takes: left as it is, for the import to refuse,
+    rather than rescaled into an integer too long to make)."""
     if isinstance(amount, bool) or not isinstance(amount, (int, float, str)):
         return None
     try:
         exact = Decimal(repr(amount) if isinstance(amount, float) else amount)
     except InvalidOperation:
         return None
-    return exact if exact.is_finite() else None
+    return exact if exact.is_finite() and exact.adjusted() < 30 else None
 
 
 def _decimals(amount) -> int:

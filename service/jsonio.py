@@ -2,16 +2,20 @@
 standard library, and every request is answered in JSON).
 
 Where orjson reads or writes a value otherwise than the standard library (an integer
-past 64 bits, which it would read as a float or refuse to write; NaN, which it refuses
-to read), the standard library decides, so nothing is answered differently for being
-rare. Only the escaping of the output differs: orjson writes UTF-8, not ``\\u``
-escapes, which any JSON reader reads the same. A body holding a lone surrogate
-(``"\\ud800"``) is not JSON text that can be stored: ``loads`` refuses it.
+past 64 bits, which it would read as a float or refuse to write; a document nested
+deeper than it reads), the standard library decides, so nothing is answered differently
+for being rare. Only the escaping of the output differs: orjson writes UTF-8, not
+``\\u`` escapes, which any JSON reader reads the same. ``loads`` refuses, as orjson
+does, what is not JSON text that can be stored and read back: a lone surrogate
+(``"\\ud800"``), ``NaN`` and ``Infinity`` (no JSON values, though Python's reader takes
+them), a number past a float's range (``1e400``), and a document nested too deeply for
+the standard library to read.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import orjson
@@ -35,16 +39,30 @@ def dumps(value: Any, default=None) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """The value of a JSON text; ValueError if it is none (or holds a lone surrogate)."""
+    """The value of a JSON text; ValueError if it is none, or one refused (see above)."""
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if _LONG_NUMBER not in raw.translate(_DIGITS):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    value = json.loads(raw)
+    try:
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:
+        raise ValueError("the JSON text is nested too deeply to be read") from None
     json.dumps(value, ensure_ascii=False).encode()  # UnicodeEncodeError on a lone surrogate
     return value
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is no JSON value")
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is past the range of a number")
+    return number
 
 
 class JSONProvider(DefaultJSONProvider):

@@ -43,8 +43,9 @@ from service import jsonio
 log = logging.getLogger(__name__)
 
 
-class OpeningsUnreadable(Exception):
-    """Stored openings that this service's secret key cannot decrypt."""
+class OpeningsUnreadable(ValueError):
+    """Stored openings that this service's secret key cannot decrypt (a stored record that
+    does not decode, to the store)."""
 
 
 @dataclass(frozen=True)

@@ -382,7 +382,7 @@ class Reads:
         try:
             events = [opened_event(e) for e in envelopes]
             table_events = [opened_event(e) for e in table_envelopes]
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, RecursionError) as error:
             return [{"name": "replay_legality", "ok": False,
                      "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
         return audit_hand(hand_no, events, table_events, server_seed)

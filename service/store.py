@@ -777,6 +777,8 @@ class EventStore:
         try:
             f = _fields(raw)
             version = int(f["version"])
+            if str(version) != f["version"]:  # as the store writes it: int() takes "+1" too
+                raise ValueError(f"version {f['version']!r} is not written as a version is")
             openings = (self.cipher.decrypt(f["openings"], _context(stream, version))
                         if "openings" in f and self.cipher is not None else {})
             return Envelope.read_back(
@@ -799,7 +801,10 @@ def _fields(raw: dict | list) -> dict[str, str]:
         items = iter(raw)
     else:
         raise TypeError("a stored field is neither bytes nor a string")
-    return dict(zip(items, items))
+    fields = dict(zip(items, items))
+    if 2 * len(fields) != len(raw):
+        raise ValueError("a stored field is named twice, or has no value")
+    return fields
 
 
 _decode = bytes.decode
@@ -826,16 +831,15 @@ def _packed(entries: list) -> bytes:
 
 def _unpacked(blob: bytes, archive: str) -> list:
     """An archive's entries, shaped as a script returns a stream's: ``[id, flat fields]``
-    (an id that names no version, or fields not in a list, is an unreadable record)."""
+    (entries not ``0-1`` to ``0-n`` in order, each with a list of fields, are unreadable)."""
     try:
         entries = [(str(entry_id), fields) for entry_id, fields in jsonio.loads(
             zlib.decompress(blob))]
-        for entry_id, fields in entries:
-            _version_of(entry_id)  # an id that names no version raises
-            if type(fields) is not list:
-                raise TypeError(f"entry {entry_id} holds no list of fields")
+        for position, (entry_id, fields) in enumerate(entries, start=1):
+            if entry_id != f"0-{position}" or type(fields) is not list:  # as XRANGE gave them
+                raise ValueError(f"entry {position} of the archive is not the stream's")
         return entries
-    except (zlib.error, ValueError, TypeError, IndexError) as error:
+    except (zlib.error, ValueError, TypeError) as error:
         raise UnreadableRecord(archive, f"{type(error).__name__}: {error}") from None
 
 

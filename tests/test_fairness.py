@@ -405,14 +405,21 @@ def test_the_audit_catches_tampering_with_the_hand(client, fake_backend, table, 
         assert get(client, table, hand_no, "", table["auditor"])["status"] != "ended"
 
 
+GARBLED = {"data": ("data", "{not json"), "version": ("version", "x"),
+           "NaN": ("data", '{"amount":NaN,"seat":2}'),  # Python's reader would take it
+           "+version": ("version", "+4")}  # and int() this
+
+
 def _garble(kind):
     def change(entries):
-        entries[3]["data" if kind == "data" else "version"] = "{not json" if kind == "data" else "x"
+        field, value = GARBLED[kind]
+        entries[3][field] = value
         return entries
     return change
 
 
-@pytest.mark.parametrize("where", ["hand data", "hand version", "table data", "receipt"])
+@pytest.mark.parametrize("where", ["hand data", "hand version", "hand NaN", "hand +version",
+                                   "table data", "receipt"])
 def test_a_record_that_does_not_decode_fails_the_audit(client, fake_backend, table, where):
     """Something other than the service wrote it: the audit says so rather than failing."""
     hand_no = finished_hand(client, fake_backend, table)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ def json_values(floats):
                         | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
 
 
-@given(json_values(st.floats(allow_nan=False)))
+@given(json_values(st.floats(allow_nan=False, allow_infinity=False)))
 @example(2**64)  # the shortest integers orjson would read as floats
 @example({"pot": [-2**63 - 1]})
 def test_it_reads_what_the_standard_library_reads(value):
@@ -28,6 +29,17 @@ def test_it_reads_what_the_standard_library_reads(value):
     # repr: 1 and 1.0, 10**23 and 1e23 look equal to ==, and key order counts
     assert repr(jsonio.loads(text)) == repr(json.loads(text))
     assert repr(jsonio.loads(text.encode())) == repr(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ["NaN", '{"a": [Infinity]}', "-Infinity", "1e400",
+                                  '{"a": -1e400}', "[" * 5000 + "]" * 5000])
+def test_what_is_no_json_or_past_what_is_read_is_refused(text):
+    """NaN, Infinity and numbers past a float (which Python's reader would take), and
+    nesting past what any of the readers reads: a ValueError, as for other bad text."""
+    with pytest.raises(ValueError):
+        jsonio.loads(text)
+    with pytest.raises(ValueError):
+        jsonio.loads(text.encode())
 
 
 @given(json_values(st.floats(allow_nan=False, allow_infinity=False)))

@@ -103,9 +103,12 @@ def test_a_document_past_what_cardroom_reads_is_refused_and_stores_nothing(
     endless = "9" * 5000  # more digits than Python turns into an integer
     endless_bet = DOCUMENT.replace('"p3 cbr 7000"', f'"p3 cbr {endless}"')
     endless_integer = f"x = {endless}\n" + DOCUMENT
+    with_decimals = DOCUMENT.replace("[1125600,", "[1125600.5,")  # rescaled: every amount
     for document, where in ((nested, "nested too deeply"), (huge_stack, "starting_stacks"),
                             (huge_bet, "cbr"), (endless_bet, "cbr 99999"),
-                            (endless_integer, "not TOML that cardroom reads")):
+                            (endless_integer, "not TOML that cardroom reads"),
+                            (with_decimals.replace('"p3 cbr 7000"', '"p3 cbr 1e5000"'), "cbr"),
+                            (with_decimals.replace('"p3 cbr 7000"', '"p3 cbr 1e999999"'), "cbr")):
         response = client.post(IMPORTS, json={"phh": document})
         assert_problem(response, 422, "phh_rejected")
         assert where in response.json["reason"]

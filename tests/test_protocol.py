@@ -147,12 +147,11 @@ def test_malformed_json_declared_as_json_is_still_400(client):
                    "malformed_json")
 
 
-@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_nan_and_infinity_are_not_json(client, constant):
     document = '{"game": "five-card-draw", "options": {"ante": %s}}' % constant
-    problem = assert_problem(client.post("/v1/tables", data=document,
-                                         content_type="application/json"), 400, "malformed_json")
-    assert constant.lstrip("-") in problem["detail"]
+    assert_problem(client.post("/v1/tables", data=document, content_type="application/json"),
+                   400, "malformed_json")
 
 
 @pytest.mark.parametrize("document, twice", [

@@ -238,7 +238,24 @@ def _type_as_a_list(entries):
     fields[fields.index("type") + 1] = ["HandStarted"]
 
 
-@pytest.mark.parametrize("garble", [_entry_id_of_five, _version_as_a_number, _type_as_a_list])
+def _ids_reversed(entries):
+    ids = [entry_id for entry_id, _ in entries]
+    for entry, entry_id in zip(entries, reversed(ids)):
+        entry[0] = entry_id
+
+
+def _type_named_twice(entries):
+    entries[0][1] += ["type", "HandStarted"]
+
+
+def _openings_swapped(entries):
+    sealed = [fields for _, fields in entries if "openings" in fields]
+    first, second = (fields.index("openings") + 1 for fields in sealed[:2])
+    sealed[0][first], sealed[1][second] = sealed[1][second], sealed[0][first]
+
+
+@pytest.mark.parametrize("garble", [_entry_id_of_five, _version_as_a_number, _type_as_a_list,
+                                    _ids_reversed, _type_named_twice, _openings_swapped])
 def test_an_archive_entry_this_service_could_not_have_written_fails_the_audit(
         client, fake_backend, table, store, garble):
     """Not a 500, and not a pass: the audit names the record as ``stored_records``."""

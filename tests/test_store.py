@@ -304,7 +304,8 @@ def test_owed_job_markers_are_part_of_the_atomic_write_and_timed_by_redis(store,
 batches = st.lists(
     st.lists(st.builds(NewEvent, st.sampled_from(["A", "B"]),
                        st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5)
-                                       | st.floats(allow_nan=False) | st.none()
+                                       | st.floats(allow_nan=False, allow_infinity=False)
+                                       | st.none()
                                        | st.lists(st.integers(), max_size=2), max_size=3)),
              max_size=4),
     max_size=6)

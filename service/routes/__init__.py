@@ -114,17 +114,12 @@ def body(schema: Schema) -> dict:
         return schema.load({})
     try:
         value = request.get_json()
-        json.loads(data, object_pairs_hook=_names_once, parse_constant=_no_constant)
+        json.loads(data, object_pairs_hook=_names_once)
     except BadRequest:
         raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
     except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
         raise ApiError(400, "malformed_json", "the body nests too deeply to be read") from None
     return schema.load(value)  # JSON that is not an object (null too) is 422 invalid_request
-
-
-def _no_constant(name: str) -> None:
-    """Refuses ``NaN`` and ``Infinity``, which Python's JSON reads but JSON does not have."""
-    raise ApiError(400, "malformed_json", f"the body is not valid JSON: {name} is no JSON value")
 
 
 def _names_once(pairs: list[tuple[str, Any]]) -> None:
