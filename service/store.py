@@ -57,10 +57,9 @@ the sweeper never loses an entry that an append in flight still needs.
 (``append(..., ends_hand=n)``, when the store was made with ``index_ended``); on a
 cluster only after it: a crash in between leaves that hand a stream, which loses nothing.
 
-An archived hand reads as its stream did: ``read_on`` (and ``read_whole``, which is
-``read_on`` from the start) falls back on the archive in the same script call when the
-stream is gone, ``read`` in a second round trip when its ``XRANGE`` finds nothing
-(``_unpacked``). An append to
+An archived hand reads as its stream did: ``read_on`` falls back on the archive in the
+same script call when the stream is gone, ``read`` in a second round trip when its
+``XRANGE`` finds nothing (``_unpacked``), ``read_whole`` from the same pipeline. An append to
 it is refused as a conflict: the script sees no stream (length 0) where the writer
 expected its last version.
 """
@@ -308,23 +307,21 @@ return {'ok'}
 """
 
 
-# KEYS: streams (of one table), then the archive keys of some of them, then keys to GET;
-# ARGV: the number of archive keys, then per stream the version a reader holds, the hash
-# of its last event, and where its archive is in KEYS (0: it has none).  Per stream:
-# read_on's answer, or {-1, the archive} when the stream is gone and its archive is
-# there; then each key's value.
+# KEYS: streams (of one table), then the archive keys of some of them; ARGV: per stream,
+# the version a reader holds, the hash of its last event, and where its archive is in
+# KEYS (0: it has none).  Per stream: read_on's answer, or {-1, the archive} when the
+# stream is gone and its archive is there.
 _READ_ON_LUA = _READ_ON_FUNCTION + """
-local out, streams = {}, (#ARGV - 1) / 3
-for i = 1, streams do
+local out = {}
+for i = 1, #ARGV / 3 do
   local key = KEYS[i]
-  out[i] = read_on(key, tonumber(ARGV[3 * i - 1]), ARGV[3 * i])
-  local archive = tonumber(ARGV[3 * i + 1])
+  out[i] = read_on(key, tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1])
+  local archive = tonumber(ARGV[3 * i])
   if #out[i][2] == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
     local blob = redis.call('GET', KEYS[archive])
     if blob then out[i] = {-1, blob} end
   end
 end
-for k = streams + tonumber(ARGV[1]) + 1, #KEYS do out[#out + 1] = redis.call('GET', KEYS[k]) end
 return out
 """
 
@@ -492,11 +489,27 @@ class EventStore:
 
     def read_whole(self, streams: list[str], keys: list[str],
                    ) -> tuple[list[list[Envelope]], list[dict | None]]:
-        """Every event of each of ``streams`` (of one table, as ``read`` gives them) and the
-        JSON value of each of ``keys`` (as ``get_json``), all in one round trip."""
-        replies, values = self._read_on([(stream, 0, GENESIS_HASH) for stream in streams], keys)
-        return ([envelopes for _, envelopes in replies],
-                [_stored_json(key, raw) for key, raw in zip(keys, values)])
+        """Every event of each of ``streams`` (as ``read`` gives them) and the JSON value of
+        each of ``keys`` (as ``get_json``), all in one round trip: a pipeline of plain
+        commands. A hand's archive is asked for with its stream, and used only when the
+        stream has no events, as ``read`` does."""
+        pipe = self.redis.pipeline(transaction=False)
+        archives = [archive_of(stream) for stream in streams]
+        for stream, archive in zip(streams, archives):
+            pipe.xrange(stream)
+            if archive is not None:
+                pipe.get(archive)
+        for key in keys:
+            pipe.get(key)
+        replies = iter(pipe.execute())
+        events = []
+        for stream, archive in zip(streams, archives):
+            entries = next(replies)
+            blob = next(replies) if archive is not None else None
+            if not entries and blob:
+                entries = _unpacked(blob, archive)
+            events.append([self._envelope(stream, fields) for _, fields in entries])
+        return events, [_stored_json(key, raw) for key, raw in zip(keys, replies)]
 
     def read_on(self, heads: list[tuple[str, int, str]]) -> list[tuple[int, list[Envelope]]]:
         """For each ``(stream, version, head_hash)`` a reader holds (streams of one table):
@@ -504,24 +517,18 @@ class EventStore:
         longer has that head or has lost an event before it (it was shortened or
         rewritten). One round trip; an archived hand reads the same from its archive (its
         head checked here rather than in Lua)."""
-        return self._read_on(heads, [])[0]
-
-    def _read_on(self, heads: list[tuple[str, int, str]], keys: list[str],
-                 ) -> tuple[list[tuple[int, list[Envelope]]], list]:
-        """``read_on``, and the raw values of ``keys`` (of the same table) read with it."""
-        archives, args = [], []
+        keys, args = [stream for stream, _, _ in heads], []
         for stream, version, head_hash in heads:
             archive = archive_of(stream)
             if archive is not None:
-                archives.append(archive)
-            args += [str(version), head_hash, str(len(heads) + len(archives)) if archive else "0"]
-        replies = self._read_on_script(keys=[stream for stream, _, _ in heads] + archives + keys,
-                                       args=[str(len(archives)), *args])
-        return ([self._stream_read_on(head, int(version), entries)
-                 for head, (version, entries) in zip(heads, replies)], replies[len(heads):])
+                keys.append(archive)
+            args += [str(version), head_hash, str(len(keys)) if archive else "0"]
+        replies = self._read_on_script(keys=keys, args=args)
+        return [self._read_on(head, int(version), entries)
+                for head, (version, entries) in zip(heads, replies)]
 
-    def _stream_read_on(self, head: tuple[str, int, str], version: int, entries: list,
-                        ) -> tuple[int, list[Envelope]]:
+    def _read_on(self, head: tuple[str, int, str], version: int, entries: list,
+                 ) -> tuple[int, list[Envelope]]:
         """One stream's reply to ``_READ_ON_LUA`` (version -1: the archive) as envelopes."""
         stream, held, head_hash = head
         if version < 0:
@@ -621,7 +628,7 @@ class EventStore:
         if status == "duplicate" and _s(result[1]) != args[1]:
             raise DuplicateCommand(jsonio.loads(result[1]))
         if status == "conflict":
-            found = {head[0]: self._stream_read_on(head, int(version), entries)
+            found = {head[0]: self._read_on(head, int(version), entries)
                      for head, (version, entries) in zip(heads, result[3])}
             if not self._landed(by_stream, found):
                 metrics.VERSION_CONFLICTS.inc()
