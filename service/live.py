@@ -124,18 +124,12 @@ class Paced:
 
 def _gone(client: socket.socket) -> Callable[[], bool]:
     """Whether the client has closed ``client`` (a peek finds its end) or reset it. Where
-    a peek cannot tell (a TLS socket refuses one), the next heartbeat's write will. The
-    peek never waits: with the connection's timeout (``service.refusals``) Python would
-    wait that long for something to read first."""
+    a peek cannot tell (a TLS socket refuses one), the next heartbeat's write will."""
     def gone() -> bool:
-        timeout = client.gettimeout()
         try:
-            client.settimeout(0.0)
-            return client.recv(1, socket.MSG_PEEK) == b""
+            return client.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
         except (BlockingIOError, ValueError):  # nothing to read: still there; or no peek
             return False
         except OSError:
             return True
-        finally:
-            client.settimeout(timeout)
     return gone

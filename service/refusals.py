@@ -8,9 +8,8 @@ the app answers any bad request: ``application/problem+json`` with a stable ``co
 and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line.
 
 A client that goes silent in the middle of its request (its line, headers or body) for
-``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or takes longer than that to receive
-one write of its answer (a body, or a message of an event stream), is disconnected:
-gunicorn would hold a thread for it for ever. A body cut off so is
+``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or takes nothing of its answer for
+as long, is disconnected: gunicorn would hold a thread for it for ever. A body cut off so is
 answered 408 (``routes.read_body``). A client that sends a byte now and then is not
 caught by this: behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
 """
@@ -18,6 +17,8 @@ caught by this: behind a buffering proxy (``docs/scaling.md``) none reaches a th
 from __future__ import annotations
 
 import os
+import socket
+import struct
 
 from gunicorn import util
 from gunicorn.workers import gthread
@@ -54,11 +55,15 @@ class ProblemThreadWorker(gthread.ThreadWorker):
 
 
 class SilenceBoundConnection(gthread.TConn):
-    """gunicorn's connection, its socket given a timeout of ``silence`` seconds each time a
-    worker thread takes it up (gunicorn makes it blocking, without one, just before)."""
+    """gunicorn's connection, each read and write of its socket bounded by the kernel to
+    ``silence`` seconds (``SO_RCVTIMEO``, ``SO_SNDTIMEO``: past it, the call fails with
+    EAGAIN). Not Python's socket timeout, which would poll before every read and write."""
 
     silence = 30.0
 
-    def init(self):
-        super().init()
-        self.sock.settimeout(self.silence)
+    def __init__(self, *args):
+        super().__init__(*args)
+        seconds, fraction = divmod(self.silence, 1)
+        bound = struct.pack("ll", int(seconds), int(fraction * 1_000_000))  # a timeval
+        for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
+            self.sock.setsockopt(socket.SOL_SOCKET, option, bound)

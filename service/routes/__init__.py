@@ -70,10 +70,10 @@ def read_body(asked: Request) -> bytes:
     body cut off is not taken for a whole one that happens to parse."""
     try:
         data = asked.get_data()
-    except (TimeoutError, ClientDisconnected) as error:  # Werkzeug's, for a read that failed
-        if isinstance(error, TimeoutError) or isinstance(error.__context__, TimeoutError):
+    except (BlockingIOError, ClientDisconnected) as error:  # Werkzeug's: a read that failed
+        if isinstance(error, BlockingIOError) or isinstance(error.__context__, BlockingIOError):
             raise ApiError(408, "request_timeout", "the client sent no more of the request "
-                           "body for too long") from None
+                           "body for too long") from None  # the read's bound passed: EAGAIN
         raise ApiError(400, "bad_request", "the client stopped sending the request body") from None
     if asked.content_length is not None and len(data) < asked.content_length:
         raise ApiError(400, "bad_request", f"the request body ended after {len(data)} of the "
