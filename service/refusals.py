@@ -63,7 +63,7 @@ class SilenceBoundConnection(gthread.TConn):
 
     def __init__(self, *args):
         super().__init__(*args)
-        seconds, fraction = divmod(self.silence, 1)
-        bound = struct.pack("ll", int(seconds), int(fraction * 1_000_000))  # a timeval
+        micro = max(1, round(self.silence * 1_000_000))  # a zero timeval would be no bound
+        bound = struct.pack("ll", *divmod(micro, 1_000_000))  # a timeval
         for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
             self.sock.setsockopt(socket.SOL_SOCKET, option, bound)
