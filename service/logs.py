@@ -123,6 +123,15 @@ class GunicornLogger(glogging.Logger):
             msg, args = "Invalid request from ip=%s (its line is not logged)", (refused[1],)
         super().warning(msg, *args, **kwargs)
 
+    def exception(self, msg, *args, **kwargs) -> None:
+        """A client that went silent past ``CARDROOM_CLIENT_SILENCE`` (its socket's read or
+        write failed with EAGAIN, ``service.refusals``) is a line of its own, not an error
+        with a traceback: one a silent connection, which anyone can open."""
+        if isinstance(sys.exc_info()[1], BlockingIOError):
+            self.info("a client went silent mid-request; its connection is closed")
+            return
+        super().exception(msg, *args, **kwargs)
+
 
 _REFUSED = re.compile(r"Invalid request from ip=(\S*?): ")
 

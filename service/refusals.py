@@ -9,9 +9,10 @@ and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access 
 
 A client that goes silent in the middle of its request (its line, headers or body) for
 ``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or takes nothing of its answer for
-as long, is disconnected: gunicorn would hold a thread for it for ever. A body cut off
-so is answered 408 (``routes.read_body``). A client that sends a byte now and then is
-not caught by this: behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
+as long, is disconnected (a line in the log, not an error: ``logs.GunicornLogger``):
+gunicorn would hold a thread for it for ever. A body cut off so is answered 408
+(``routes.read_body``). A client that sends a byte now and then is not caught by this:
+behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
 """
 
 from __future__ import annotations

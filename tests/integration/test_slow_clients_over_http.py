@@ -55,6 +55,10 @@ def test_a_client_silent_in_its_headers_is_disconnected(impatient_server):
         sock.sendall(b"POST /v1/tables HTTP/1.1\r\nHost: test\r\n")  # and nothing more
         assert sock.recv(65536) == b"", "the server kept the connection of a silent client"
     assert impatient_server.api.get("/healthz").status == 200
+    lines = [json.loads(line) for line in impatient_server.log().splitlines()
+             if line.startswith("{")]
+    assert any("went silent" in line["message"] for line in lines), impatient_server.log()
+    assert not [line for line in lines if line["level"] == "ERROR"], impatient_server.log()
 
 
 def test_an_event_stream_quiet_for_longer_than_the_bound_stays_open(tmp_path):
