@@ -203,10 +203,10 @@ class Skipped(Exception):
 
 
 def verify_history(history: dict, public_key: str | None = None,
-                   data_json: list[str] | None = None) -> list[dict]:
+                   data_json: list[str | None] | None = None) -> list[dict]:
     """The checks of a downloaded history, each ``{"name", "ok", "detail"}`` (and
-    ``"skipped": true`` for one this history cannot support). ``data_json``: each event's
-    data as stored, where the caller read the events from the store (``envelope_hash``)."""
+    ``"skipped": true`` for one this history cannot support). ``data_json``: for each
+    event, the canonical JSON of its data where the caller holds it (``envelope_hash``)."""
     events = history.get("events") or []
     checks = [("hash_chain", partial(_hash_chain, data_json=data_json)),
               ("commitments", _commitments),
@@ -238,9 +238,9 @@ def _hash_chain(history, events, _key, data_json=None) -> str:
     return f"{len(events)} events chained"
 
 
-def chain_problem(events: list[dict], data_json: list[str] | None = None) -> str | None:
+def chain_problem(events: list[dict], data_json: list[str | None] | None = None) -> str | None:
     """The first break in a stream's chain (versions 1..n, links, hashes), or None.
-    ``data_json``: each event's data as stored, if the caller read it (``envelope_hash``)."""
+    ``data_json``: as ``verify_history``'s."""
     previous = GENESIS_HASH
     for position, event in enumerate(events, start=1):
         version = event.get("version")
