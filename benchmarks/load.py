@@ -5,6 +5,7 @@ Run from the repository root, against a running ``cardroom serve`` (and its work
     python benchmarks/load.py BASE_URL --tables N --seconds S [--floor URL]
                               [--probe-seconds 5] [--probe-hands 40] [--probes floor,read,action]
                               [--processes P] [--redis-url URL (default: REDIS_URL)]
+                              [--uneven]
 (BENCHMARKS.md shows how to start the whole stack: a private redis-server, the API, two
 workers and ``benchmarks/floor.py``.)
 
@@ -13,7 +14,8 @@ start the hand, then 12 actions (bet, call, call, call; four draws of no card; b
 call, call, call), each player reading the hand before acting, then it polls the
 hand's events (``GET .../events?after=v``) until ``HandEnded``: the showdown latency is
 from the last action's answer to the first poll that sees the hand ended. The slots are
-threads spread over ``--processes`` processes (so the client is not one GIL).
+threads spread over ``--processes`` processes (so the client is not one GIL). Each
+phase's connections are spread evenly over the server's processes (``Placement``).
 
 With ``--floor URL`` (the floor route, e.g. ``http://127.0.0.1:8100/floor``) it first
 measures, at the same concurrency (one client per table) and for ``--probe-seconds``
@@ -33,6 +35,7 @@ URL's port, the floor server, and this benchmark's own processes, as % of one co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import math
@@ -57,15 +60,70 @@ SCRIPT = ([{"type": "bet", "amount": 25}] + [{"type": "call"}] * 3
 POLL_PAUSE = 0.002  # seconds between polls for the showdown
 
 
+class Placement:
+    """Spreads one phase's connections evenly over the processes of the server they go to.
+
+    With 4 keep-alive connections on 2 processes, whichever process accepts first takes a
+    connection: in 40 tries the kernel put 3 or 4 on one process 22 times, which then
+    serves them under one interpreter lock while the other idles. So each connection,
+    once the server has accepted it, is kept only if its process holds less than its
+    even share, else made again; the floor and the service alike (``--uneven`` keeps
+    the kernel's placement)."""
+
+    SLOTS = 32  # server processes at most
+
+    def __init__(self, context, servers: dict[int, set[int]], clients: int):
+        self.servers = servers  # port -> the pids of the processes that serve it
+        self.lock = context.Lock()
+        self.held = context.Array("q", 2 * self.SLOTS, lock=False)  # pid, connections ...
+        self.share = {port: math.ceil(clients / len(pids)) for port, pids in servers.items()}
+
+    def connect(self, connection: http.client.HTTPConnection) -> None:
+        for _ in range(200):
+            connection.connect()
+            pid = self._server_of(connection)
+            if pid is None or self._take(pid, self.share[connection.port]):
+                return
+            connection.close()
+
+    def _server_of(self, connection: http.client.HTTPConnection) -> int | None:
+        ours = connection.sock.getsockname()[1]
+        for _ in range(100):  # until a process has accepted it
+            for pid in self.servers.get(connection.port, ()):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    if any(c.raddr and c.raddr.port == ours
+                           for c in psutil.Process(pid).net_connections("tcp")):
+                        return pid
+            time.sleep(0.001)
+        return None
+
+    def spread(self) -> str:
+        """The connections each process held, e.g. "2+2"."""
+        return "+".join(str(n) for n in sorted(self.held[1::2], reverse=True) if n)
+
+    def _take(self, pid: int, share: int) -> bool:
+        with self.lock:
+            for i in range(0, len(self.held), 2):
+                if self.held[i] in (0, pid):
+                    self.held[i] = pid
+                    if self.held[i + 1] >= share:
+                        return False
+                    self.held[i + 1] += 1
+                    return True
+        return True
+
+
 class Client:
     """One keep-alive HTTP/1.1 connection; every request is timed and recorded."""
 
-    def __init__(self, base_url: str, samples: list):
+    def __init__(self, base_url: str, samples: list, placement: Placement | None = None):
         parts = urlsplit(base_url)
         self.host, self.port = parts.hostname, parts.port or 80
         self.prefix = parts.path.rstrip("/")
         self.samples = samples
         self.connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        if placement is not None:
+            placement.connect(self.connection)
 
     def request(self, kind: str, method: str, path: str, body: dict | None = None,
                 token: str | None = None, idempotent: bool = False) -> tuple[int, dict]:
@@ -194,7 +252,7 @@ def play_hand(client: Client, showdowns: list, deadline: float) -> bool:
 
 def load_slot(base_url, floor_url, seconds, out):
     samples, showdowns, ended = [], [], []
-    client = Client(base_url, samples)
+    client = Client(base_url, samples, out.get("placement"))
     out["ready"]()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -205,7 +263,7 @@ def load_slot(base_url, floor_url, seconds, out):
 
 def floor_slot(base_url, floor_url, seconds, out):
     samples = []
-    client = Client(floor_url, samples)
+    client = Client(floor_url, samples, out.get("placement"))
     out["ready"]()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -215,7 +273,7 @@ def floor_slot(base_url, floor_url, seconds, out):
 
 def read_slot(base_url, floor_url, seconds, out):
     samples = []
-    client = Client(base_url, samples)
+    client = Client(base_url, samples, out.get("placement"))
     table = new_table(client)
     failed = [s for s in samples if s[3] >= 400]
     samples.clear()
@@ -232,7 +290,7 @@ def read_slot(base_url, floor_url, seconds, out):
 def action_slot(base_url, floor_url, seconds, out):
     """Scripted actions on hands started beforehand; stops early when they run out."""
     samples = []
-    client = Client(base_url, samples)
+    client = Client(base_url, samples, out.get("placement"))
     tables = [table for _ in range(out["hands"]) if (table := new_table(client))]
     samples.clear()
     out["ready"]()
@@ -282,6 +340,7 @@ class Phase:
     start: float
     end: float
     cpu: dict = field(default_factory=dict)
+    spread: str = "as the kernel placed them"  # connections per server process
 
 
 def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **extra) -> Phase:
@@ -289,6 +348,8 @@ def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **e
     processes = min(args.processes, args.tables)
     shares = [args.tables // processes + (i < args.tables % processes) for i in range(processes)]
     barrier, results = context.Barrier(processes + 1), context.Queue()
+    if args.servers:
+        extra["placement"] = Placement(context, args.servers, args.tables)
     children = [context.Process(target=_process, args=(phase, n, args, barrier, results,
                                                        {**extra, "seconds": seconds}))
                 for n in shares]
@@ -304,7 +365,10 @@ def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **e
     if watched:
         cpu["load.py"] = sum(r["cpu"] for r in reports)
         cpu["other"] = cpu.pop("machine") - sum(cpu.values())
-    return Phase([o for r in reports for o in r["outputs"]], start, end, cpu)
+    phase = Phase([o for r in reports for o in r["outputs"]], start, end, cpu)
+    if "placement" in extra:
+        phase.spread = extra["placement"].spread()
+    return phase
 
 
 # --- which processes are whose -------------------------------------------------------
@@ -312,6 +376,13 @@ def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **e
 def listening(port: int) -> set[int]:
     return {c.pid for c in psutil.net_connections("tcp")
             if c.status == psutil.CONN_LISTEN and c.laddr.port == port and c.pid}
+
+
+def serving(port: int) -> set[int]:
+    """The processes that accept connections on ``port``: a gunicorn master's workers, or
+    the one process that listens."""
+    pids = server_of(listening(port))
+    return {pid for pid in pids if psutil.Process(pid).ppid() in pids} or pids
 
 
 def server_of(pids: set[int]) -> set[int]:
@@ -391,7 +462,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="which of the floor probes to run (all by default)")
     parser.add_argument("--processes", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"))
+    parser.add_argument("--uneven", action="store_true",
+                        help="keep the kernel's placement of connections on the server's "
+                        "processes (by default they are spread evenly)")
     args = parser.parse_args(argv)
+    ports = [urlsplit(url).port or 80 for url in (args.base_url, args.floor) if url]
+    args.servers = {} if args.uneven else {port: serving(port) for port in ports}
 
     api = server_of(listening(urlsplit(args.base_url).port or 80))
     watched = {"api": api, "workers": set(), "redis": set()}
@@ -415,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
             probes[kind] = rate(probe, kind)
             print(f"probe {kind}: {probes[kind][0]:.0f} requests/s, p50 {ms(probes[kind][1], .5)} "
                   f"ms, p99 {ms(probes[kind][1], .99)} ms, errors {probes[kind][2]}; "
-                  f"CPU {cpu_split(probe)}", flush=True)
+                  f"CPU {cpu_split(probe)}; connections {probe.spread}", flush=True)
 
     phase = run_phase("load", args, args.seconds, watched)
     window = phase.end - phase.start
@@ -440,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
           f"p99 {ms(showdowns, .99)} ms ({len(showdowns)}; polls every {POLL_PAUSE * 1000:.0f} ms)")
     print(f"errors: {errors or 'none'}")
     print(f"CPU, % of one core over the window: {cpu_split(phase)}")
+    print(f"connections per API process: {phase.spread}")
     api_ms = 1000 * phase.cpu["api"] / len(samples) if samples else float("nan")
     print(f"API CPU per request {api_ms:.2f} ms")
 
