@@ -13,6 +13,10 @@ as long, is disconnected (a line in the log, not an error: ``logs.GunicornLogger
 gunicorn would hold a thread for it for ever. A body cut off so is answered 408
 (``routes.read_body``). A client that sends a byte now and then is not caught by this:
 behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
+
+After a body cut off or cut short, whatever the connection brings next is not a request:
+the answer says ``Connection: close`` and the connection is closed (``CLOSE_CONNECTION``
+in the environ; gunicorn ignores an app's own ``Connection`` header).
 """
 
 from __future__ import annotations
@@ -22,12 +26,16 @@ import socket
 import struct
 
 from gunicorn import util
+from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 
 from service import jsonio
 from service.config import Config
 from service.logs import access_log
 from service.problems import problem_body
+
+
+CLOSE_CONNECTION = "cardroom.close_connection"  # environ key: call it to close after the answer
 
 
 def write_problem(sock, status: int, reason: str, detail: str) -> None:
@@ -52,7 +60,16 @@ class ProblemThreadWorker(gthread.ThreadWorker):
         util.write_error = write_problem  # the one place gunicorn writes its error pages
         SilenceBoundConnection.silence = Config.from_env().client_silence
         gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
+        wsgi.create = _closable(wsgi.create)  # the one place it makes a request's environ
         super().init_process()
+
+
+def _closable(create):
+    def made(*args, **kwargs):
+        response, environ = create(*args, **kwargs)
+        environ[CLOSE_CONNECTION] = response.force_close
+        return response, environ
+    return made
 
 
 class SilenceBoundConnection(gthread.TConn):

@@ -17,6 +17,7 @@ from werkzeug.routing import IntegerConverter
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
+from service.refusals import CLOSE_CONNECTION
 from service.reads import shown
 from service.room import Cardroom, ClientKey, Replayed
 
@@ -58,6 +59,7 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
         try:
             data = read_body(asked)
         except (ParseException, NoMoreData) as error:  # gunicorn's: the chunks do not parse
+            _close_connection(asked)
             raise ApiError(400, "bad_request", "the chunked request body is malformed "
                            f"({type(error).__name__})") from None
         if len(data) > limit:
@@ -71,14 +73,24 @@ def read_body(asked: Request) -> bytes:
     try:
         data = asked.get_data()
     except (BlockingIOError, ClientDisconnected) as error:  # Werkzeug's: a read that failed
+        _close_connection(asked)
         if isinstance(error, BlockingIOError) or isinstance(error.__context__, BlockingIOError):
             raise ApiError(408, "request_timeout", "the client sent no more of the request "
                            "body for too long") from None  # the read's bound passed: EAGAIN
         raise ApiError(400, "bad_request", "the client stopped sending the request body") from None
     if asked.content_length is not None and len(data) < asked.content_length:
+        _close_connection(asked)
         raise ApiError(400, "bad_request", f"the request body ended after {len(data)} of the "
                        f"{asked.content_length} bytes its Content-Length gives")
     return data
+
+
+def _close_connection(asked: Request) -> None:
+    """After this answer (``service.refusals``): what follows a body cut off or malformed
+    would be read as the next request."""
+    close = asked.environ.get(CLOSE_CONNECTION)
+    if close is not None:
+        close()
 
 
 def without_trailing_slash(asked: Request):
