@@ -405,9 +405,27 @@ def _sender(client: Any) -> Callable[..., Any]:
     through its ``execute_command``."""
     if type(client) is not redis.Redis:
         return lambda *command: client.execute_command(*command)
+    return _threads_connections(client)
+
+
+def _threads_connections(client: redis.Redis) -> _ThreadsConnections:
     if client not in _SENDERS:
         _SENDERS[client] = _ThreadsConnections(client.connection_pool)
     return _SENDERS[client]
+
+
+def _several_sender(client: Any) -> Callable[[list[tuple]], list]:
+    """How ``read_whole`` sends several commands in one round trip: on a plain Redis as
+    ``_ThreadsConnections.several`` (replies as Redis gave them), else in a pipeline."""
+    if type(client) is redis.Redis:
+        return _threads_connections(client).several
+
+    def piped(commands: list[tuple]) -> list:
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute()
+    return piped
 
 
 class _ThreadsConnections:
@@ -425,14 +443,40 @@ class _ThreadsConnections:
         self.pool, self.local = pool, threading.local()
 
     def __call__(self, *command: Any) -> Any:
-        connection = getattr(self.local, "connection", None)
-        if connection is None or connection.pid != os.getpid():  # none yet, or forked
-            connection = self.local.connection = self.pool.connection_class(
-                **self.pool.connection_kwargs)
+        connection = self._connection()
 
         def send() -> Any:
             connection.send_command(*command)
             return connection.read_response()
+        return self._sent(connection, send)
+
+    def several(self, commands: list[tuple]) -> list:
+        """The replies to ``commands``, sent together (one round trip), as Redis gave them:
+        no response callbacks (an ``XRANGE`` entry's fields a flat list, as a script's). An
+        error reply is raised, the first of them, once every reply has been read."""
+        connection = self._connection()
+
+        def send() -> list:
+            connection.send_packed_command(connection.pack_commands(commands))
+            replies, error = [], None
+            for _ in commands:
+                try:
+                    replies.append(connection.read_response())
+                except ResponseError as refused:  # its reply read: read on to the last
+                    error = error or refused
+            if error is not None:
+                raise error
+            return replies
+        return self._sent(connection, send)
+
+    def _connection(self) -> Any:
+        connection = getattr(self.local, "connection", None)
+        if connection is None or connection.pid != os.getpid():  # none yet, or forked
+            connection = self.local.connection = self.pool.connection_class(
+                **self.pool.connection_kwargs)
+        return connection
+
+    def _sent(self, connection: Any, send: Callable[[], Any]) -> Any:
         try:
             if connection.is_connected:  # since its last command: it may have been closed
                 try:
@@ -467,6 +511,7 @@ class EventStore:
         self.one_server = not isinstance(redis, RedisCluster)
         self._append_script = Script(redis, _APPEND_LUA)
         self._read_on_script = Script(redis, _READ_ON_LUA)
+        self._send_several = _several_sender(redis)
         self._archive_script = Script(redis, _ARCHIVE_LUA)
         self._index_owed_script = Script(redis, _INDEX_LUA)
         self._index_ended_script = Script(redis, _INDEX_LUA)
@@ -491,17 +536,17 @@ class EventStore:
                    ) -> tuple[list[list[Envelope]], list[dict | None]]:
         """Every event of each of ``streams`` (as ``read`` gives them) and the JSON value of
         each of ``keys`` (as ``get_json``), all in one round trip: a pipeline of plain
-        commands. A hand's archive is asked for with its stream, and used only when the
-        stream has no events, as ``read`` does."""
-        pipe = self.redis.pipeline(transaction=False)
+        commands (on a plain Redis, on the calling thread's own connection). A hand's archive
+        is asked for with its stream, and used only when the stream has no events, as
+        ``read`` does."""
         archives = [archive_of(stream) for stream in streams]
+        commands = []
         for stream, archive in zip(streams, archives):
-            pipe.xrange(stream)
+            commands.append(("XRANGE", stream, "-", "+"))
             if archive is not None:
-                pipe.get(archive)
-        for key in keys:
-            pipe.get(key)
-        replies = iter(pipe.execute())
+                commands.append(("GET", archive))
+        commands += [("GET", key) for key in keys]
+        replies = iter(self._send_several(commands))
         events = []
         for stream, archive in zip(streams, archives):
             entries = next(replies)
