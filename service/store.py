@@ -81,7 +81,7 @@ import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
-from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, canonical_json, envelope_hash
+from domain.fairness import GENESIS_HASH, canonical_json, envelope_hash
 from service import jsonio, metrics
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
@@ -167,7 +167,9 @@ class Envelope:
 
     def to_dict(self) -> dict:
         """The chained fields and the hash: what a reader may verify."""
-        return {**{name: getattr(self, name) for name in CHAINED_FIELDS}, "hash": self.hash}
+        return {"type": self.type, "data": self.data, "version": self.version,
+                "event_id": self.event_id, "occurred_at": self.occurred_at, "actor": self.actor,
+                "command_id": self.command_id, "prev_hash": self.prev_hash, "hash": self.hash}
 
 
 @dataclass(frozen=True)

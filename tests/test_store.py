@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis.connection import AbstractConnection
 
-from domain.fairness import GENESIS_HASH, chain_problem, envelope_hash
+from domain.fairness import CHAINED_FIELDS, GENESIS_HASH, chain_problem, envelope_hash
 from service.app import create_app
 from service.backend import Backend, connect
 from service.config import Config
@@ -91,6 +91,7 @@ def test_append_read_round_trip(store, clock):
     assert first.prev_hash == GENESIS_HASH and got[1].prev_hash == first.hash
     assert datetime.fromisoformat(first.occurred_at) == clock.now
     assert first.to_dict()["data"] == ev(1).data and json.dumps(first.to_dict())
+    assert list(first.to_dict()) == [*CHAINED_FIELDS, "hash"]
     put(store, s, 2, ev(3))  # no command id
     assert store.read(s)[2].command_id is None
     assert store.read(s, after=2) == store.read(s)[2:]
