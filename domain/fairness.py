@@ -364,15 +364,19 @@ def signature_valid(public_key: str, receipt: dict, signature: str) -> bool | No
     """True or False; None when the ``cryptography`` package is not installed."""
     try:
         from cryptography.exceptions import InvalidSignature
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     except ImportError:
         return None
     try:
-        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key)).verify(
-            bytes.fromhex(signature), receipt_message(receipt))
+        _verifying_key(public_key).verify(bytes.fromhex(signature), receipt_message(receipt))
     except (InvalidSignature, ValueError, TypeError):
         return False
     return True
+
+
+@lru_cache(maxsize=16)  # a service signs with one key: its receipts are checked against it
+def _verifying_key(public_key: str):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    return Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key))
 
 
 def _started(events) -> dict:
