@@ -160,7 +160,7 @@ class Envelope:
     def read_back(cls, **fields: Any) -> Envelope:
         """An envelope of every field, made without ``__init__``: a frozen dataclass's
         ``__init__`` sets the fields one by one through ``object.__setattr__``, a quarter of
-        the cost of reading an event back."""
+        the cost of reading an event back (``append`` makes its new envelopes so too)."""
         envelope = object.__new__(cls)
         envelope.__dict__.update(fields)
         return envelope
@@ -645,11 +645,10 @@ class EventStore:
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
                               prev_hash=prev)
-                env = Envelope(**fields, hash=envelope_hash(fields, data), openings=event.openings,
-                               data_json=data)
-                envelopes.append(env)
-                stream_fields.append(self._stream_fields(w.stream, env, data))
-                prev = env.hash
+                fields["hash"] = prev = envelope_hash(fields, data)
+                stream_fields.append(self._stream_fields(w.stream, fields, data, event.openings))
+                envelopes.append(Envelope.read_back(**fields, openings=event.openings,
+                                                    data_json=data))
             stream_args.append(jsonio.dumps(stream_fields))
 
         extra = also_set(by_stream) if also_set else {}
@@ -816,15 +815,20 @@ class EventStore:
                                                 args=[job, repr(cutoff)]))
 
 
-    def _stream_fields(self, stream: str, env: Envelope, data: str) -> list[str]:
-        """The entry's fields; ``data`` is ``env.data`` as canonical JSON."""
-        pairs = [(name, data if name == "data" else str(value))
-                 for name, value in env.to_dict().items() if value is not None]  # command_id
-        if env.openings:
+    def _stream_fields(self, stream: str, chained: dict, data: str, openings: dict,
+                       ) -> list[str]:
+        """The entry's fields, flat: ``chained``, the chained fields and the hash in their
+        order (``Envelope.to_dict``), ``data`` being its data as canonical JSON, and the
+        openings encrypted."""
+        flat = []
+        for name, value in chained.items():
+            if value is not None:  # command_id
+                flat += (name, data if name == "data" else str(value))
+        if openings:
             if self.cipher is None:
                 raise ValueError("this store has no cipher for the openings of hidden values")
-            pairs.append(("openings", self.cipher.encrypt(env.openings, _context(stream, env.version))))
-        return [item for pair in pairs for item in pair]
+            flat += ("openings", self.cipher.encrypt(openings, _context(stream, chained["version"])))
+        return flat
 
     def _envelope(self, stream: str, raw: dict | list) -> Envelope:
         """``raw``: the fields, as ``XRANGE`` gives them or flat (a script's, an archive's)."""
