@@ -137,13 +137,14 @@ class Cardroom(Reads):
                     client_key: ClientKey | None, table: Loaded | None = None) -> dict:
         """``table``: the table as the caller just read it (first try only)."""
         player_id = uuid.uuid4().hex[:16]
+        token = self.keys.token("player", table_id, player_id)
 
         def answer(remembered: dict) -> dict:
-            return {**remembered, "client_seed": client_seed,
-                    "token": self.keys.token("player", table_id, remembered["player_id"])}
+            seated = remembered["player_id"]  # another on a retry: the key's first player
+            return {**remembered, "client_seed": client_seed, "token": token if seated == player_id
+                    else self.keys.token("player", table_id, seated)}
         command = SeatPlayer(player_id=player_id, name=name, buy_in=buy_in,
-                             token_hash=hash_token(self.keys.token("player", table_id, player_id)),
-                             client_seed=client_seed)
+                             token_hash=hash_token(token), client_seed=client_seed)
         return self._table_command(table_id, command, "anonymous", client_key, "join",
                                    lambda events, _: {"seat": events[0].seat,
                                                       "player_id": player_id},
