@@ -28,6 +28,9 @@ class Event:
         return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # as they are in plain JSON
+
+
 def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[type_name]
     names = _field_names(cls)
@@ -58,10 +61,12 @@ def _field_names(cls: type[Event]) -> tuple[str, ...]:
 
 
 def _plain(value):
+    if type(value) in _SCALARS:  # most values: no isinstance asked, no call per item
+        return value
     if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+        return [v if type(v) in _SCALARS else _plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): v if type(v) in _SCALARS else _plain(v) for k, v in value.items()}
     return value
 
 

@@ -100,7 +100,8 @@ def envelope_hash(envelope: dict, data_json: str | None = None) -> str:
 
 
 def _scalar(value: Any) -> str:
-    """``canonical_json(value)``, at once for the kinds of value a chained field holds."""
+    """``canonical_json(value)``, at once for the kinds of value a chained field (or a
+    hidden card) holds."""
     kind = type(value)
     if kind is str:
         return encode_basestring(value)
@@ -110,7 +111,7 @@ def _scalar(value: Any) -> str:
 
 
 def commit(value: Any, salt: str) -> str:
-    return hashlib.sha256(bytes.fromhex(salt) + canonical_json(value).encode()).hexdigest()
+    return hashlib.sha256(bytes.fromhex(salt) + _scalar(value).encode()).hexdigest()
 
 
 def seed_commitment(server_seed: str) -> str:
@@ -136,8 +137,10 @@ def receipt_message(receipt: dict) -> bytes:
 
 def seal(data: dict, pointers: Iterable[str], new_salt: Callable[[], str],
          ) -> tuple[dict, dict[str, dict]]:
-    """``data`` with the values at ``pointers`` replaced by commitments, and their openings."""
-    sealed = json.loads(canonical_json(data))
+    """``data`` (plain JSON: dicts with string keys, lists and scalars, as an event's
+    ``to_dict`` gives it) with the values at ``pointers`` replaced by commitments, and
+    their openings. ``data`` itself is left as it was."""
+    sealed = _copied(data)
     openings = {}
     for pointer in pointers:
         value, salt = resolve(sealed, pointer), new_salt()
@@ -158,12 +161,17 @@ def unseal(sealed: dict, openings: dict[str, dict]) -> dict:
 
 
 def _copied(value: Any) -> Any:
-    """A copy of JSON data, its lists and objects copied all the way down."""
+    """A copy of JSON data, its lists and objects copied all the way down (a scalar item,
+    the most common, is taken as it is, with no call)."""
     if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
+        return {key: item if type(item) in _SCALARS else _copied(item)
+                for key, item in value.items()}
     if isinstance(value, list):
-        return [_copied(item) for item in value]
+        return [item if type(item) in _SCALARS else _copied(item) for item in value]
     return value
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def resolve(data: Any, pointer: str) -> Any:
