@@ -32,10 +32,11 @@ def start_hand(table_id: str):
 @hands.get("/<int:hand_no>")
 @takes_query
 def read_hand(table_id: str, hand_no: int):
-    snapshot = room().snapshot(table_id, hand_no)
+    cardroom = room()
+    snapshot = cardroom.snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player")
     at = query(schemas.hand_query)["at"]
-    view = room().hand_view(table_id, hand_no, caller, at, snapshot)
+    view = cardroom.hand_view(table_id, hand_no, caller, at, snapshot)
     return view, 200, {"ETag": f'"{view["version"]}"'}
 
 
