@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar
 
+from domain.fairness import JSON_SCALARS
+
 EVENT_TYPES: dict[str, type[Event]] = {}
 
 
@@ -26,9 +28,6 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})  # as they are in plain JSON
 
 
 def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
@@ -61,12 +60,12 @@ def _field_names(cls: type[Event]) -> tuple[str, ...]:
 
 
 def _plain(value):
-    if type(value) in _SCALARS:  # most values: no isinstance asked, no call per item
+    if type(value) in JSON_SCALARS:  # most values: no isinstance asked, no call per item
         return value
     if isinstance(value, tuple):
-        return [v if type(v) in _SCALARS else _plain(v) for v in value]
+        return [v if type(v) in JSON_SCALARS else _plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): v if type(v) in _SCALARS else _plain(v) for k, v in value.items()}
+        return {str(k): v if type(v) in JSON_SCALARS else _plain(v) for k, v in value.items()}
     return value
 
 

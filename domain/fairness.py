@@ -42,6 +42,8 @@ from typing import Any
 
 from domain.cards import STANDARD_DECK, codes, shuffled
 
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # the types of JSON's scalars
+
 GENESIS_HASH = "0" * 64
 CHAINED_FIELDS = ("type", "data", "version", "event_id", "occurred_at", "actor", "command_id",
                   "prev_hash")
@@ -164,14 +166,11 @@ def _copied(value: Any) -> Any:
     """A copy of JSON data, its lists and objects copied all the way down (a scalar item,
     the most common, is taken as it is, with no call)."""
     if isinstance(value, dict):
-        return {key: item if type(item) in _SCALARS else _copied(item)
+        return {key: item if type(item) in JSON_SCALARS else _copied(item)
                 for key, item in value.items()}
     if isinstance(value, list):
-        return [item if type(item) in _SCALARS else _copied(item) for item in value]
+        return [item if type(item) in JSON_SCALARS else _copied(item) for item in value]
     return value
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def resolve(data: Any, pointer: str) -> Any:
