@@ -79,10 +79,16 @@ class Placement:
         self.share = {port: math.ceil(clients / len(pids)) for port, pids in servers.items()}
 
     def connect(self, connection: http.client.HTTPConnection) -> None:
-        for _ in range(200):
-            connection.connect()
+        """Connect, placed; or as the kernel placed it after 200 tries. A connection that
+        fails is left to the first request, which counts the error."""
+        for attempt in range(200):
+            try:
+                connection.connect()
+            except OSError:
+                connection.close()
+                return
             pid = self._server_of(connection)
-            if pid is None or self._take(pid, self.share[connection.port]):
+            if pid is None or attempt == 199 or self._take(pid, self.share[connection.port]):
                 return
             connection.close()
 
@@ -467,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
                         "processes (by default they are spread evenly)")
     args = parser.parse_args(argv)
     ports = [urlsplit(url).port or 80 for url in (args.base_url, args.floor) if url]
-    args.servers = {} if args.uneven else {port: serving(port) for port in ports}
+    # (a server whose processes this machine does not show is left as the kernel places it)
+    args.servers = {} if args.uneven else {port: pids for port in ports if (pids := serving(port))}
 
     api = server_of(listening(urlsplit(args.base_url).port or 80))
     watched = {"api": api, "workers": set(), "redis": set()}
