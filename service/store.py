@@ -827,7 +827,8 @@ class EventStore:
         if openings:
             if self.cipher is None:
                 raise ValueError("this store has no cipher for the openings of hidden values")
-            flat += ("openings", self.cipher.encrypt(openings, _context(stream, chained["version"])))
+            context = _context(stream, chained["version"])
+            flat += ("openings", self.cipher.encrypt(openings, context))
         return flat
 
     def _envelope(self, stream: str, raw: dict | list) -> Envelope:

@@ -14,7 +14,8 @@ def test_an_event_read_back_is_the_one_decided_equal_hashed_and_frozen_alike():
     decided = CardsDealt(seat=2, cards=("As", "Kd"), face_up=True)
     read = event_from_dict("CardsDealt", json.loads(json.dumps(decided.to_dict())))
     assert read == decided and hash(read) == hash(decided) and repr(read) == repr(decided)
-    assert read.to_dict() == decided.to_dict() and dataclasses.asdict(read) == dataclasses.asdict(decided)
+    assert read.to_dict() == decided.to_dict()
+    assert dataclasses.asdict(read) == dataclasses.asdict(decided)
     with pytest.raises(dataclasses.FrozenInstanceError):
         read.seat = 3
 
