@@ -97,7 +97,6 @@ def test_append_read_round_trip(store, clock):
     assert store.read(s, after=2) == store.read(s)[2:]
 
 
-
 def test_read_whole_reads_each_stream_and_key_as_read_and_get_json_do(store, r):
     hand, table = hand_stream(T, 1), table_stream(T)
     put(store, hand, 0, ev(1), ev(2), command_id="cmd-1")
@@ -117,6 +116,7 @@ def test_read_whole_raises_an_error_reply_and_its_connection_answers_the_next_re
         store.read_whole([table_stream(T), hand], [receipt_key(T, 1)])
     r.set(receipt_key(T, 1), json.dumps({"signed": True}))
     assert store.read_whole([], [receipt_key(T, 1)]) == ([], [{"signed": True}])
+
 
 def test_versions_contiguous_and_ids_are_versions(store, r):
     s = hand_stream(T, 7)
