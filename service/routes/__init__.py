@@ -53,6 +53,7 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
         return  # no body: most requests
     if asked.content_length is not None:
         if asked.content_length > limit:
+            _close_connection(asked)  # gunicorn would close it anyway, its answer saying keep-alive
             raise RequestEntityTooLarge()
     elif "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
         asked.max_content_length = limit + 1

@@ -41,6 +41,8 @@ def test_a_content_length_over_the_limit_is_refused_without_waiting_for_the_body
                      b"Content-Type: application/json\r\n"
                      b"Content-Length: %d\r\n\r\n" % (256 * MIB) + b'{"game": ')
         status, headers, body = read_response(sock)  # the other 256 MiB never come
+        assert headers.get("connection") == "close", headers
+        assert sock.recv(65536) == b"", "the server kept the connection open"
     assert status == 413, (status, body[:300])
     assert json.loads(body)["code"] == "payload_too_large", body
 
