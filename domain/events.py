@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from domain.fairness import JSON_SCALARS
+from domain.frozen import made
 
 EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -36,11 +37,7 @@ def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     fields = {name: _frozen(data[name]) for name in names if name in data}
     if len(fields) < len(names):  # a field left out: its default, or the TypeError
         return cls(**fields)
-    # every field given: made without ``__init__``, whose frozen ``object.__setattr__`` per
-    # field costs more than the rest of reading the event (no event has a __post_init__)
-    event = object.__new__(cls)
-    object.__setattr__(event, "__dict__", fields)
-    return event
+    return made(cls, fields)
 
 
 @cache

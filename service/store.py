@@ -82,6 +82,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 from domain.fairness import GENESIS_HASH, canonical_json, envelope_hash
+from domain.frozen import made
 from service import jsonio, metrics
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
@@ -161,9 +162,7 @@ class Envelope:
         """An envelope of every field, made without ``__init__``: a frozen dataclass's
         ``__init__`` sets the fields one by one through ``object.__setattr__``, a quarter of
         the cost of reading an event back (``append`` makes its new envelopes so too)."""
-        envelope = object.__new__(cls)
-        envelope.__dict__.update(fields)
-        return envelope
+        return made(cls, fields)
 
     def to_dict(self) -> dict:
         """The chained fields and the hash: what a reader may verify."""
