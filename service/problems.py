@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask, jsonify, request
 from marshmallow import ValidationError
+from redis.exceptions import ResponseError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from domain.errors import DomainError
@@ -96,11 +97,11 @@ def register(app: Flask) -> None:
         return response
 
     @app.errorhandler(UnreadableRecord)
-    def unreadable(error: UnreadableRecord):
+    def unreadable(error: UnreadableRecord | ResponseError):
         """Something other than this service wrote the record: no traceback of ours."""
         app.logger.error("a stored record does not decode: %s", error)
         return problem(500, "stored_record_unreadable", "a stored record of this table does "
-                       "not decode; the hand's audit names it")
+                       "not decode; the hand's audit names it, unless it is the table's own")
 
     @app.after_request
     def store_answers(response):
@@ -126,6 +127,8 @@ def register(app: Flask) -> None:
     def unexpected(error: Exception):
         if store_unavailable(error):
             return store_down(error)
+        if isinstance(error, ResponseError) and str(error).startswith("WRONGTYPE"):
+            return unreadable(error)  # a key of another type than this service writes
         app.logger.exception("unhandled error")
         return problem(500, "internal_error", "an unexpected error occurred")
 

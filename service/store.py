@@ -417,7 +417,8 @@ def _threads_connections(client: redis.Redis) -> _ThreadsConnections:
 
 def _several_sender(client: Any) -> Callable[[list[tuple]], list]:
     """How ``read_whole`` sends several commands in one round trip: on a plain Redis as
-    ``_ThreadsConnections.several`` (replies as Redis gave them), else in a pipeline."""
+    ``_ThreadsConnections.several`` (replies as Redis gave them), else in a pipeline; an
+    error reply stands in its place, as a ``ResponseError``."""
     if type(client) is redis.Redis:
         return _threads_connections(client).several
 
@@ -425,7 +426,7 @@ def _several_sender(client: Any) -> Callable[[list[tuple]], list]:
         pipe = client.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)
-        return pipe.execute()
+        return pipe.execute(raise_on_error=False)
     return piped
 
 
@@ -454,19 +455,17 @@ class _ThreadsConnections:
     def several(self, commands: list[tuple]) -> list:
         """The replies to ``commands``, sent together (one round trip), as Redis gave them:
         no response callbacks (an ``XRANGE`` entry's fields a flat list, as a script's). An
-        error reply is raised, the first of them, once every reply has been read."""
+        error reply stands in its place as a ``ResponseError``, and every reply is read."""
         connection = self._connection()
 
         def send() -> list:
             connection.send_packed_command(connection.pack_commands(commands))
-            replies, error = [], None
+            replies = []
             for _ in commands:
                 try:
                     replies.append(connection.read_response())
                 except ResponseError as refused:  # its reply read: read on to the last
-                    error = error or refused
-            if error is not None:
-                raise error
+                    replies.append(refused)
             return replies
         return self._sent(connection, send)
 
@@ -539,7 +538,7 @@ class EventStore:
         each of ``keys`` (as ``get_json``), all in one round trip: a pipeline of plain
         commands (on a plain Redis, on the calling thread's own connection). A hand's archive
         is asked for with its stream, and used only when the stream has no events, as
-        ``read`` does."""
+        ``read`` does. A key holding another type than asked (WRONGTYPE) is unreadable."""
         archives = [archive_of(stream) for stream in streams]
         commands = []
         for stream, archive in zip(streams, archives):
@@ -547,7 +546,13 @@ class EventStore:
             if archive is not None:
                 commands.append(("GET", archive))
         commands += [("GET", key) for key in keys]
-        replies = iter(self._send_several(commands))
+        replies = self._send_several(commands)
+        for (_, key, *_), reply in zip(commands, replies):
+            if isinstance(reply, ResponseError):
+                if str(reply).startswith("WRONGTYPE"):  # not written by this service
+                    raise UnreadableRecord(key, str(reply))
+                raise reply
+        replies = iter(replies)
         events = []
         for stream, archive in zip(streams, archives):
             entries = next(replies)

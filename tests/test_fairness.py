@@ -437,6 +437,33 @@ def test_a_record_that_does_not_decode_fails_the_audit(client, fake_backend, tab
     assert (receipt_key(table_id, hand_no) if where == "receipt" else ":events") in check["detail"]
 
 
+@pytest.mark.parametrize("where", ["hand", "table", "receipt"])
+def test_a_key_of_another_type_fails_the_audit_and_other_reads_say_so(
+        client, fake_backend, table, where):
+    """Only a direct write to Redis can leave one (Redis answers WRONGTYPE). The audit names
+    the key; without its table nobody can be recognised, so every read answers the code of
+    an unreadable record, as the other reads of the hand do."""
+    hand_no = finished_hand(client, fake_backend, table)
+    key = {"hand": hand_stream, "table": lambda t, _: table_stream(t),
+           "receipt": receipt_key}[where](table["id"], hand_no)
+    fake_backend.redis.delete(key)
+    fake_backend.redis.hset(key, "not", "this")
+    if where == "table":
+        response = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"])
+        assert response.status_code == 500, response.json
+        assert response.json["code"] == "stored_record_unreadable"
+        return
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["valid"] is False and audit["status"] == "ended"
+    [check] = audit["checks"]
+    assert check["name"] == "stored_records" and check["detail"].startswith(
+        f"a stored record does not decode: {key}: WRONGTYPE"), check
+    if where == "hand":
+        response = client.get(hand_url(table, hand_no, "/events"), headers=table["auditor"])
+        assert response.status_code == 500, response.json
+        assert response.json["code"] == "stored_record_unreadable"
+
+
 @pytest.mark.parametrize("route", ["/events", "/history"])
 def test_other_reads_of_a_record_that_does_not_decode_are_a_500_that_says_so(
         client, fake_backend, table, route):
