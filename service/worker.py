@@ -64,10 +64,10 @@ class _Worker(SeldomRenewed, SimpleWorker):
         super().request_stop(signum, frame)
 
     def heartbeat(self, timeout=None, pipeline=None):
+        if not (self.outage and self.outage.is_down) and self.renewal_skipped(timeout):
+            return
         if pipeline is not None:  # RQ sends it with its own commands
             super().heartbeat(timeout, pipeline)
-            return
-        if not (self.outage and self.outage.is_down) and self.renewal_skipped(timeout):
             return
         # RQ's heartbeat is three commands, each its own round trip, three times a job
         with self.connection.pipeline(transaction=False) as batch:

@@ -199,6 +199,9 @@ def test_a_worker_renews_its_key_seldom_and_a_job_s_heartbeat_always(worker_clas
     assert connection.exists(worker.key)
     connection.delete(worker.key)
     worker.heartbeat()  # a renewal just after one: skipped
+    with connection.pipeline() as pipeline:  # also in a pipeline of RQ's (``rq suspend``'s)
+        worker.heartbeat(pipeline=pipeline)
+        assert len(pipeline) == 0
     assert not connection.exists(worker.key)
     worker.heartbeat(30)  # a job's: sent
     assert 0 < connection.ttl(worker.key) <= 30
