@@ -20,6 +20,7 @@ from rq.logutils import setup_loghandlers
 from rq.timeouts import TimerDeathPenalty
 from rq.worker import WorkerStatus
 
+from service.bookkeeping import FewerRoundTrips
 from service.heartbeats import SeldomRenewed
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class _WatchedDeathPenalty(TimerDeathPenalty):
             _WATCHDOG.forget(self)
 
 
-class ThreadWorker(SeldomRenewed, SimpleWorker):
+class ThreadWorker(SeldomRenewed, FewerRoundTrips, SimpleWorker):
     """The embedded mode's RQ worker: one for the life of the job thread, safe off the main
     thread (no signal handlers; timeouts raised by the ``_Watchdog``, not SIGALRM).
 
@@ -93,7 +94,8 @@ class ThreadWorker(SeldomRenewed, SimpleWorker):
     bootstrap and teardown; ``retire`` registers its death. No pubsub thread: nothing out
     of this process can reach the in-process Redis to send it a command. Its renewals are
     seldom (``service.heartbeats``); the job thread asks for one at every pass, so that an
-    idle worker stays alive in RQ's eyes."""
+    idle worker stays alive in RQ's eyes. It records each job in fewer round trips than RQ
+    (``service.bookkeeping``)."""
 
     death_penalty_class = _WatchedDeathPenalty
 

@@ -40,6 +40,7 @@ from rq.exceptions import StopRequested
 
 from service import jobs, logs, metrics
 from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
+from service.bookkeeping import FewerRoundTrips
 from service.config import Config
 from service.heartbeats import SeldomRenewed
 
@@ -50,9 +51,10 @@ BACKOFF_MAX = 4.0  # seconds between retries, at most (RQ's own too)
 STEADY_RUN = 60.0  # seconds an RQ worker must have run for the backoff to start again
 
 
-class _Worker(SeldomRenewed, SimpleWorker):
-    """Remembers whether a signal stopped it, tells ``outage`` when Redis answers, and
-    sends each heartbeat in one round trip, its renewals seldom (``service.heartbeats``)."""
+class _Worker(SeldomRenewed, FewerRoundTrips, SimpleWorker):
+    """Remembers whether a signal stopped it, tells ``outage`` when Redis answers, sends
+    each heartbeat in one round trip, its renewals seldom (``service.heartbeats``), and
+    records each job in fewer round trips than RQ (``service.bookkeeping``)."""
 
     max_connection_wait_time = BACKOFF_MAX  # RQ's own retry of its dequeue: 1, 2, 4, 4 ... s
     log_result_lifespan = False  # RQ's "result is kept for 3600 seconds", after every job
