@@ -72,7 +72,9 @@ def work(config: Config) -> tuple[int, float]:
     the first) and their CPU seconds."""
     logs.configure()
     metrics.job_metrics()
-    worker = _Worker([config.queue_name], connection=connect(config.rq_url))
+    connection = connect(config.rq_url)
+    jobs.run_in_worker(config, connection)  # as ``cardroom worker`` does
+    worker = _Worker([config.queue_name], connection=connection)
     worker.work(burst=True, max_jobs=1, logging_level="INFO")  # the warm-up, untimed
     timed = worker.queues[0].count
     start = time.process_time()

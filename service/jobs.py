@@ -55,15 +55,15 @@ from service.store import EventStore
 WORKER_ALIVE_TTL = 10  # seconds; every sweep (about once a second) renews it
 SWEEP_BATCH = 1000  # index entries read per round trip
 _WAITING = {JobStatus.DEFERRED.value, JobStatus.SCHEDULED.value}
-# id of a job connection -> the Cardroom of the app whose process runs its jobs (embedded)
-_APPS_CARDROOMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# id of a job connection -> the Cardroom its jobs use: the app's (embedded), the worker's
+_CARDROOMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def settle_showdown(table_id: str, hand_no: int) -> bool:
     """The showdown job; counted in ``service.metrics`` by the process that runs it."""
     job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
-    cardroom = (_APPS_CARDROOMS.get(id(job.connection))
+    cardroom = (_CARDROOMS.get(id(job.connection))
                 or _cardroom(Config.from_env(), job.connection))
     return metrics.showdown_job(job.enqueued_at,
                                 lambda: cardroom.settle_showdown(table_id, hand_no))
@@ -73,7 +73,14 @@ def run_in_app(connection, cardroom: Cardroom) -> None:
     """Embedded mode: the jobs on ``connection`` run in the app's own process, so they use
     its ``cardroom``, whose replay cache holds the hand its last action brought to the
     showdown (held while the app holds it; the id stays its connection's meanwhile)."""
-    _APPS_CARDROOMS[id(connection)] = cardroom
+    _CARDROOMS[id(connection)] = cardroom
+
+
+def run_in_worker(config: Config, connection) -> None:
+    """``cardroom worker``: the jobs on ``connection`` use the Cardroom of the configuration
+    the worker started with (an RQ worker of another kind: one of ``Config.from_env()``, read
+    at every job, about 25 µs)."""
+    _CARDROOMS[id(connection)] = _cardroom(config, connection)  # held by _cardroom's cache
 
 
 @lru_cache(maxsize=8)  # a worker needs one; tests make a backend (a connection) per test

@@ -129,6 +129,7 @@ def _work(config: Config, backend: Backend, outage: Outage) -> None:
     connection's socket timeout above its BLPOP timeout, hence a connection of its own;
     the sweeper keeps the one working marked alive)."""
     connection = connect(config.rq_url)
+    jobs.run_in_worker(config, connection)
     delay = BACKOFF_FIRST
     while True:
         signal.signal(signal.SIGTERM, _stop)  # RQ installs its own while it works

@@ -179,6 +179,24 @@ def test_a_redis_cluster_that_does_not_answer_is_one_clear_line_and_exit_2(
 
 
 @pytest.mark.redis
+def test_a_worker_s_showdown_jobs_use_the_configuration_it_started_with(real_backend,
+                                                                        monkeypatch):
+    """Not one read from the environment at every job (``jobs.run_in_worker``)."""
+    from service.app import create_app
+    from service.backend import connect
+    from service.worker import _Worker
+    from tests.test_testhooks import _a_hand_at_its_showdown
+
+    client = create_app(backend=real_backend).test_client()
+    hand_path, admin = _a_hand_at_its_showdown(client)
+    connection = connect(real_backend.config.rq_url)
+    jobs.run_in_worker(real_backend.config, connection)
+    monkeypatch.setattr(Config, "from_env", lambda *args: pytest.fail("read the environment"))
+    assert _Worker([real_backend.queue.name], connection=connection).work(burst=True)
+    assert client.get(hand_path, headers=admin).get_json()["status"] == "ended"
+
+
+@pytest.mark.redis
 def test_real_worker_runs_jobs_and_stops_on_sigterm(real_backend, redis_url, worker_process):
     (proc,) = worker_process(redis_url)
     job = real_backend.queue.enqueue(set_key, "real", "yes")
