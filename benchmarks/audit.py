@@ -1,7 +1,7 @@
 """In-process audit speed: ``GET .../audit``'s work (``Reads.audit``) on stored hands.
 
 Run from the repository root:
-    python benchmarks/audit.py [--hands 200] [--redis-url URL] [--profile]
+    python benchmarks/audit.py [--hands 200] [--redis-url URL] [--profile] [--instructions]
 
 Plays ``--hands`` Five Card Draw hands of 4 players to the end through the service layer
 (``Cardroom``: the same commands as the HTTP API, showdowns settled in process), on an
@@ -9,6 +9,12 @@ in-process fakeredis server or, with ``--redis-url``, on that Redis (its databas
 flushed: give it one of its own). Then it audits every hand once, untimed, and times the
 best of three passes over all of them, as CPU time of this process: hands per second on
 one core. ``--profile`` prints where one pass spends it (cProfile, on CPU time).
+
+``--instructions`` counts instead of timing (as ``benchmarks/requests.py`` does): the
+benchmark runs twice under valgrind's callgrind, once auditing every hand three times more
+after the untimed pass and once without, and the difference in instructions is divided by
+the number of audits. Set ``PYTHONHASHSEED=0``; the hands are random, so counts still move
+by about half a percent from run to run.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -63,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=200)
     parser.add_argument("--redis-url")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind instead of timing")
+    parser.add_argument("--passes", type=int, help=argparse.SUPPRESS)  # one count's run
     args = parser.parse_args(argv)
+    if args.instructions:
+        return count_instructions(args)
     backend = Backend.from_config(Config(redis_url=args.redis_url))
     if args.redis_url:
         backend.redis.flushdb()
@@ -71,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     room = Cardroom(EventStore(backend.redis, keys), keys, None)
     tables = play(room, args.hands)
     audit_all(room, tables)
+    if args.passes is not None:
+        for _ in range(args.passes):
+            audit_all(room, tables)
+        return 0
     best = float("inf")
     for _ in range(3):
         start = time.process_time()
@@ -83,6 +100,23 @@ def main(argv: list[str] | None = None) -> int:
         profile = cProfile.Profile(time.process_time)
         profile.runcall(audit_all, room, tables)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+    return 0
+
+
+def count_instructions(args) -> int:
+    """Instructions per audited hand: a run that audits every hand three times more than a
+    run that only plays them (and audits them once, to warm up, as both do)."""
+    def collected(passes: int) -> int:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                   sys.executable, __file__, "--hands", str(args.hands),
+                   "--passes", str(passes)]
+        command += ["--redis-url", args.redis_url] if args.redis_url else []
+        run = subprocess.run(command, capture_output=True, text=True, check=True)
+        return int(re.search(r"Collected : (\d+)", run.stderr)[1])
+
+    passes = 3  # the audits outweigh the play's own variation (its hands are random)
+    spent = collected(passes) - collected(0)
+    print(f"audit: {spent / (passes * args.hands):,.0f} instructions a hand", flush=True)
     return 0
 
 
