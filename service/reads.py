@@ -411,10 +411,14 @@ def canonical_as_stored(envelope: Envelope) -> str | None:
             return None
     except TypeError:  # an integer past 64 bits
         return None
-    return text if stored[:1] == b"{" and not _FLOAT.search(stored) else None
+    return text if stored[:1] == b"{" and not _FLOAT.search(stored.translate(_CLASSES)) else None
 
 
-_FLOAT = re.compile(rb"[:,\[]-?[0-9]+[.eE]")
+# A float sought with each byte that may start, sign, make or end one replaced by its class
+# (``:,[`` by ``:``, a digit by ``0``, ``.eE`` by ``e``; the others are none of these): the
+# pattern then starts with one byte, which ``re`` scans for faster than for a set of them.
+_CLASSES = bytes.maketrans(b",[123456789.E", b"::000000000ee")
+_FLOAT = re.compile(rb":-?0+e")
 
 
 def project(envelope: Envelope, viewer: Viewer, state: Any, event: Event | None = None,

@@ -3,6 +3,7 @@ the audit, through the HTTP API on embedded fakeredis, tried as an attacker woul
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from domain import fairness
 from domain.cards import STANDARD_DECK, codes
-from service.store import hand_stream, receipt_key, table_stream
+from service import reads
+from service.store import Envelope, hand_stream, receipt_key, table_stream
 from tests.processes import ROOT
 from tests.test_api import act, auth, hand_url, play_to_showdown, readable, start_hand
 
@@ -546,6 +548,29 @@ _NO_FLOATS = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**64 
 def test_orjson_with_sorted_keys_writes_canonical_json_of_any_value_without_floats(value):
     assert orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode() == fairness.canonical_json(
         value)
+
+
+_NUMBERS_IN_TEXT = st.text() | st.sampled_from([":1.5", ",-20e3", "[7E", "12:30.25", "a:-"])
+_ANY_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1)
+                         | st.floats(allow_nan=False, allow_infinity=False) | _NUMBERS_IN_TEXT,
+                         lambda inner: st.lists(inner) | st.dictionaries(_NUMBERS_IN_TEXT, inner),
+                         max_leaves=12)
+
+
+@given(st.dictionaries(_NUMBERS_IN_TEXT, _ANY_JSON))
+def test_the_audit_hashes_the_data_as_stored_only_where_it_is_canonical_json(data):
+    for stored in (orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode(),
+                   fairness.canonical_json(data)):
+        envelope = Envelope(type="BetPlaced", data=json.loads(stored), version=1, event_id="e",
+                            occurred_at="t", actor="a", command_id=None, prev_hash="p", hash="h",
+                            data_json=stored)
+        assert reads.canonical_as_stored(envelope) in (None, fairness.canonical_json(data))
+
+
+@given(st.binary() | _NUMBERS_IN_TEXT.map(str.encode))
+def test_a_float_is_sought_as_a_value_of_digits_and_a_fraction_or_an_exponent(text):
+    found = reads._FLOAT.search(text.translate(reads._CLASSES))
+    assert bool(found) == bool(re.search(rb"[:,\[]-?[0-9]+[.eE]", text))
 
 
 def test_during_a_hand_the_audit_says_so_and_checks_what_it_can(client, table):
