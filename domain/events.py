@@ -34,7 +34,11 @@ class Event:
 def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES[type_name]
     names = _field_names(cls)
-    fields = {name: _frozen(data[name]) for name in names if name in data}
+    fields = {}
+    for name in names:
+        if name in data:
+            value = data[name]  # most are scalars: taken with no call
+            fields[name] = value if type(value) in JSON_SCALARS else _frozen(value)
     if len(fields) < len(names):  # a field left out: its default, or the TypeError
         return cls(**fields)
     return made(cls, fields)
@@ -69,9 +73,9 @@ def _plain(value):
 def _frozen(value):
     kind = type(value)  # not isinstance: JSON as read holds exactly lists and dicts
     if kind is list:
-        return tuple([_frozen(v) for v in value])
+        return tuple([v if type(v) in JSON_SCALARS else _frozen(v) for v in value])
     if kind is dict:
-        return {k: _frozen(v) for k, v in value.items()}
+        return {k: v if type(v) in JSON_SCALARS else _frozen(v) for k, v in value.items()}
     return value
 
 
