@@ -43,6 +43,14 @@ SCRIPT = (["bet"] + ["call"] * 3 + ["draw"] * 4 + ["bet"] + ["call"] * 3)
 
 
 def play(room: Cardroom, hands: int) -> list[str]:
+    tables = to_the_showdown(room, hands)
+    for table_id in tables:
+        assert room.settle_showdown(table_id, 1)
+    return tables
+
+
+def to_the_showdown(room: Cardroom, hands: int) -> list[str]:
+    """``hands`` new tables, each with one hand of 4 players played to its showdown."""
     tables = []
     for _ in range(hands):
         table_id = room.create_table("five-card-draw", {}, None)["table_id"]
@@ -56,7 +64,6 @@ def play(room: Cardroom, hands: int) -> list[str]:
             room.act(table_id, 1, Viewer("player", seat, player),
                      Act(seat=seat, type=kind, amount=25 if kind == "bet" else None, cards=()),
                      None, None)
-        assert room.settle_showdown(table_id, 1)
         tables.append(table_id)
     return tables
 

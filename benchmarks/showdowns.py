@@ -33,9 +33,7 @@ from tests.processes import TEST_KEYS  # noqa: E402
 
 os.environ.update(TEST_KEYS)  # the worker's jobs read their keys from the environment
 
-from benchmarks.audit import SCRIPT  # noqa: E402
-from domain.commands import Act  # noqa: E402
-from domain.views import Viewer  # noqa: E402
+from benchmarks.audit import to_the_showdown  # noqa: E402
 from service import jobs, logs, metrics  # noqa: E402
 from service.backend import Backend, connect  # noqa: E402
 from service.config import Config  # noqa: E402
@@ -52,18 +50,7 @@ def prepare(config: Config, hands: int) -> None:
     room = Cardroom(EventStore(backend.redis, keys), keys,
                     lambda table_id, hand_no: jobs.enqueue_showdown(backend.queue, table_id,
                                                                      hand_no))
-    for _ in range(hands):
-        table_id = room.create_table("five-card-draw", {}, None)["table_id"]
-        for n in range(4):
-            room.seat_player(table_id, f"p{n}", 1000, "", None)
-        room.start_hand(table_id, None, None)
-        for kind in SCRIPT:
-            hand = room.hand(table_id, 1).state
-            seat = hand.awaiting[0]
-            player = next(s.player_id for s in hand.seats if s.seat == seat)
-            room.act(table_id, 1, Viewer("player", seat, player),
-                     Act(seat=seat, type=kind, amount=25 if kind == "bet" else None, cards=()),
-                     None, None)
+    to_the_showdown(room, hands)
     assert backend.queue.count == hands
 
 
