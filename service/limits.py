@@ -3,7 +3,9 @@
 ``CARDROOM_RATE_LIMIT=N/S`` limits each bearer token (by the token's SHA-256, never the
 token) and, for requests without one, each client address. ``CARDROOM_TABLE_RATE_LIMIT=N/S``
 limits ``POST /v1/tables`` per address; table creation counts against it instead of the
-general limit when it is set. Both are off when unset, and then no Redis call is made.
+general limit when it is set (an import that makes a table, ``POST /v1/imports/phh``
+without ``table_id``, against both). Both are off when unset, and then no Redis call is
+made.
 
 Each limit is a GCRA (generic cell rate algorithm, the token bucket without a refill job):
 a client may send up to N requests at once, and one more every S/N seconds after that.
@@ -34,7 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 from redis.exceptions import RedisError
 
 from service import auth
@@ -48,6 +50,7 @@ EXEMPT_PATHS = frozenset({"/", "/healthz", "/metrics", "/docs", "/openapi.yaml",
                           "/openapi.json"})
 MAX_BLOCKS = 10_000  # addresses this process remembers as blocked (each a few hundred bytes)
 TOKEN_LIMIT, ADDRESS_LIMIT = "this token's rate limit", "this address's rate limit"
+TABLE_LIMIT = "this address's limit on new tables"
 NOT_VALID_HERE = ", which counts requests with tokens that are not valid here"
 
 # KEYS[1]: the client's key. ARGV: S and N of the rate N/S.
@@ -123,6 +126,15 @@ class Limiter:
             return response  # its work is done: the block starts with the next request
         return answer(_refusal(self.general, ADDRESS_LIMIT, wait, NOT_VALID_HERE))
 
+    def count_new_table(self) -> None:
+        """A table made by another route than ``POST /v1/tables`` (an import without
+        ``table_id``, known once its body is read) counts against the table limit too."""
+        if self.tables is None:
+            return
+        wait = self._count(self.tables, _tables_key(_address()))
+        if wait:
+            raise _refusal(self.tables, TABLE_LIMIT, wait)
+
     def _count(self, rate: Rate, key: str) -> float:
         """0 if the request is counted in the bucket at ``key``, else the seconds to wait
         (not counted)."""
@@ -132,8 +144,7 @@ class Limiter:
         """The rate this request counts against, the key of its bucket, and whose limit
         it is."""
         if self.tables and request.endpoint == "tables.create_table":
-            return (self.tables, f"cardroom:rate:tables:{_address()}",
-                    "this address's limit on new tables")
+            return self.tables, _tables_key(_address()), TABLE_LIMIT
         if self.general is None:
             return None
         token = _bearer_token()
@@ -186,6 +197,17 @@ def _address() -> str:
 
 def _address_key(address: str) -> str:
     return f"cardroom:rate:address:{address}"
+
+
+def _tables_key(address: str) -> str:
+    return f"cardroom:rate:tables:{address}"
+
+
+def count_new_table() -> None:
+    """In a route that makes a table: 429 if the address is over its table limit."""
+    limiter = current_app.extensions.get("limiter")
+    if limiter is not None:
+        limiter.count_new_table()
 
 
 def _bearer_token() -> str | None:

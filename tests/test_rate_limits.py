@@ -26,6 +26,7 @@ from service.room import hash_token
 from tests.processes import ROOT, free_port, subprocess_env
 from tests.test_openapi import SPEC_PATH, Contract
 
+PHH = ROOT / "tests" / "data" / "phh" / "dwan-ivey-2009.phh"
 HOST = "198.51.100.1"  # the address that creates the tables, so as to spend no one else's
 
 
@@ -329,6 +330,19 @@ def test_without_a_table_limit_table_creation_counts_against_the_general_one(lim
     assert client.get("/v1/games").status_code == 200
     assert client.post("/v1/tables", json={"game": "five-card-draw"}).status_code == 201
     assert_rate_limited(client.post("/v1/tables", json={"game": "five-card-draw"}))
+
+
+def test_an_import_that_makes_a_table_counts_against_the_table_limit(limited):
+    client, _ = limited(tables=Rate(1, 3600))
+    document = {"phh": PHH.read_text()}
+    imported = client.post("/v1/imports/phh", json=document)
+    assert imported.status_code == 201
+    assert_rate_limited(client.post("/v1/imports/phh", json=document))
+    assert_rate_limited(client.post("/v1/tables", json={"game": "five-card-draw"}))
+    admin = bearer(imported.get_json()["admin_token"])  # a hand imported at its table makes none
+    again = client.post("/v1/imports/phh", json=document | {"table_id": imported.get_json()[
+        "table_id"]}, headers=admin)
+    assert again.status_code == 201, again.get_json()
 
 
 # --- Redis -------------------------------------------------------------------------
