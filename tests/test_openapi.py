@@ -164,6 +164,15 @@ def test_every_error_code_raised_is_listed_in_the_description_with_its_status(sp
     assert not wrong, f"code: (listed status, actual status): {wrong}"
 
 
+def test_every_v1_operation_documents_its_422(spec):
+    """Every ``/v1`` route answers 422 ``invalid_query`` to a query parameter it does not
+    take (``routes.refuse_unknown_query``), so every one of them lists a 422."""
+    missing = [f"{method.upper()} {path}" for path, item in spec["paths"].items()
+               if path.startswith("/v1/") for method, operation in item.items()
+               if method in _HTTP_METHODS and "422" not in operation["responses"]]
+    assert missing == []
+
+
 # --- events: one data schema per hand event, with the dataclass's fields -----
 
 
@@ -479,6 +488,14 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     fake_backend.redis.delete(receipt_key(table["table_id"], hand_at["hand_no"]))
     assert c.call("GET", RECEIPT, path=hand_at, token=tokens[1], expect=404).get_json()["code"] \
         == "receipt_not_found"
+
+    document = {"phh": (ROOT / "tests" / "data" / "phh" / "dwan-ivey-2009.phh").read_text()}
+    c.call("POST", "/v1/imports/phh", json=document, headers={"Idempotency-Key": "i-1"},
+           expect=201)
+    for record in fake_backend.redis.keys("t:*:idem:*"):
+        fake_backend.redis.delete(record)  # as its 24 hours' expiry would
+    assert c.call("POST", "/v1/imports/phh", json=document, headers={"Idempotency-Key": "i-1"},
+                  expect=409).get_json()["code"] == "table_exists"
 
     def unreachable():
         raise ConnectionError("store is down")
