@@ -78,6 +78,25 @@ def test_a_long_path_with_a_trailing_slash_is_named_by_its_start(client):
                                  f"{path[:128]}..., without the trailing slash")
 
 
+@pytest.mark.parametrize("path, target", [
+    ("/v1//games", "/v1/games"),
+    ("/v1/tables//abc/hands/1//events/?after=2", "/v1/tables/abc/hands/1/events?after=2"),
+])
+def test_a_get_with_a_doubled_slash_is_redirected_to_a_path_of_this_service(client, path,
+                                                                            target):
+    response = client.get(path, headers={"Host": "elsewhere.example"})
+    assert response.status_code == 308, response.get_data(as_text=True)
+    assert response.headers["Location"] == target  # not to the host the request named
+
+
+@pytest.mark.parametrize("path", ["/v1//tables", "/v1//tables/"])
+def test_a_post_with_a_doubled_slash_gets_a_404_that_names_the_path(client, fake_backend, path):
+    problem = assert_problem(client.post(path, json={"game": "five-card-draw"}), 404,
+                             "not_found")
+    assert "the path is /v1/tables," in problem["detail"]
+    assert fake_backend.redis.dbsize() == 0  # no table was made
+
+
 @pytest.mark.parametrize("method", ["DELETE", "POST"])
 def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method):
     response = client.open("/v1/games/", method=method)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from typing import Any
 from urllib.parse import quote
 
@@ -13,7 +14,7 @@ from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import (BadRequest, ClientDisconnected, MethodNotAllowed, NotFound,
                                  RequestEntityTooLarge)
-from werkzeug.routing import IntegerConverter
+from werkzeug.routing import IntegerConverter, RequestRedirect
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -38,7 +39,7 @@ class Number(IntegerConverter):
 def check_request(asked: Request, body_limit: int | None):
     """Before every route: the request's path, body size and query, each checked as the
     function of its name says (``asked``: the request, looked up once for all three)."""
-    return (without_trailing_slash(asked) or refuse_large_body(asked, body_limit)
+    return (without_stray_slashes(asked) or refuse_large_body(asked, body_limit)
             or refuse_unknown_query(asked))
 
 
@@ -94,15 +95,18 @@ def _close_connection(asked: Request) -> None:
         close()
 
 
-def without_trailing_slash(asked: Request):
-    """A path that names a route but for a trailing slash (``/v1/games/``) is redirected
-    to it (GET and HEAD, 308) or, for other methods, refused with a 404 whose detail names
-    it (a redirected write may be sent again without its body by a careless client). A
-    method that route does not take gets its 405 at once."""
-    if not isinstance(asked.routing_exception, NotFound) or not asked.path.endswith("/"):
+def without_stray_slashes(asked: Request):
+    """A path that names a route but for a trailing slash (``/v1/games/``) or a doubled one
+    (``/v1//games``) is redirected to it (GET and HEAD, 308, to a path: Werkzeug's own
+    redirect of a doubled slash names the host the request gave) or, for other methods,
+    refused with a 404 whose detail names it (a redirected write may be sent again without
+    its body by a careless client). A method that route does not take gets its 405 at once."""
+    if not isinstance(asked.routing_exception, (NotFound, RequestRedirect)):
         return None
     path = asked.path
-    target = path.rstrip("/")
+    target = re.sub("//+", "/", path).rstrip("/")
+    if target == path:
+        return None
     methods = current_app.create_url_adapter(asked).allowed_methods(target) if target else []
     if not methods:
         return None
@@ -111,8 +115,10 @@ def without_trailing_slash(asked: Request):
     if asked.method in ("GET", "HEAD"):
         query = asked.query_string.decode("latin-1")
         return redirect(quote(asked.script_root + target) + (f"?{query}" if query else ""), 308)
+    mended = ("without the trailing slash" if "//" not in path.rstrip("/")
+              else "with single slashes and none at the end")
     raise ApiError(404, "not_found", f"there is no route at {shown(path, 128)}; the path is "
-                   f"{shown(target, 128)}, without the trailing slash")
+                   f"{shown(target, 128)}, {mended}")
 
 
 def body(schema: Schema) -> dict:
