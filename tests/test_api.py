@@ -191,6 +191,19 @@ def test_a_stale_expected_version_gets_409_with_the_current_version(client, tabl
     assert matched.status_code == 201
 
 
+def test_if_match_star_pins_no_version(client, table):
+    """``*`` is any version (RFC 9110): the move is made on the hand as it stands."""
+    hand_no = start_hand(client, table)
+    moved = act(client, table, hand_no, 2, type="check")
+    assert moved.status_code == 201
+    matched = client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
+                          headers={**table["players"][3], "If-Match": " * "})
+    assert matched.status_code == 201 and matched.json["version"] > moved.json["version"]
+    assert_problem(client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
+                               headers={**table["players"][1], "If-Match": "*, \"3\""}),
+                   422, "invalid_if_match")
+
+
 def test_a_retried_action_with_the_same_idempotency_key_applies_once(client, fake_backend, table):
     hand_no = start_hand(client, table)
     headers = {**table["players"][2], "Idempotency-Key": "k-1"}

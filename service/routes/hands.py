@@ -131,7 +131,11 @@ def _last_event_id(value: str | None, named: str) -> int | None:
     return int(value)
 
 
-def _version_from_etag(value: str) -> int:
+def _version_from_etag(value: str) -> int | None:
+    """The version an ``If-Match`` names; None for ``*`` (any version: the move is not
+    pinned, as without the header)."""
+    if value.strip() == "*":
+        return None
     match = re.fullmatch(r'\s*(?:W/)?"?([0-9]{1,16})"?\s*', value)
     if match is None:
         raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17"')
