@@ -37,8 +37,8 @@ from datetime import datetime, timezone
 from functools import cache
 from typing import Any, Callable
 
-from prometheus_client import (CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge,
-                               Histogram, generate_latest, multiprocess)
+from prometheus_client import (REGISTRY, CollectorRegistry, Counter, Gauge, Histogram,
+                               generate_latest, multiprocess)
 from prometheus_client.core import GaugeMetricFamily
 
 from service.backend import store_unavailable
@@ -46,6 +46,10 @@ from service.backend import store_unavailable
 UNMATCHED = "unmatched"  # the route label when no URL rule takes the path and method
 OWED_TABLES_READ = 1000  # tables the owed-jobs gauge reads at most, per scrape
 _METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+# What generate_latest writes. Not CONTENT_TYPE_LATEST: in newer prometheus_client versions it
+# names version 1.0.0, which the library's own handler (a worker's metrics port) sends only
+# to a scraper that asks for it, with names escaped as that version needs.
+TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 REQUESTS = Counter("cardroom_http_requests", "HTTP requests answered, by route, method and status",
@@ -134,7 +138,7 @@ def exposition(store_of: Callable[[], Any]) -> tuple[bytes, str]:
     else:
         registry.register(REGISTRY)  # a registry is a collector of its metrics
     registry.register(OwedJobs(store_of))
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(registry), TEXT_FORMAT
 
 
 class OwedJobs:

@@ -157,6 +157,13 @@ def test_sse_streams_open_count_the_streams_until_they_close(client, table):
     assert streams() == before
 
 
+def test_the_content_type_names_the_text_format_the_body_is_in(client):
+    """The 0.0.4 text format, as a worker's metrics port says for the same body, not the
+    1.0.0 that prometheus_client's CONTENT_TYPE_LATEST names in its newer versions."""
+    response = client.get("/metrics")
+    assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+
+
 def test_metrics_are_answered_while_the_store_is_down():
     nowhere = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     client = create_app(backend=Backend.from_config(Config(redis_url=nowhere))).test_client()
