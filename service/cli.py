@@ -121,6 +121,25 @@ def _reach_cluster(parser: argparse.ArgumentParser, config: Config) -> None:
                     f"{_redacted(config.redis_url)} (REDIS_CLUSTER=true): {error}\n")
 
 
+def _refuse_a_cluster_node(parser: argparse.ArgumentParser, url: str, name: str,
+                           instead: str) -> None:
+    """Exit if ``url`` names a node of a Redis Cluster, where a plain client is answered
+    MOVED for the keys of other nodes (RQ would fail at every job, for ever). A Redis that
+    does not answer yet is waited for, as ever."""
+    from service.backend import connect
+
+    client = connect(url)
+    try:
+        clustered = client.info("cluster").get("cluster_enabled")
+    except RedisError:
+        return
+    finally:
+        client.close()
+    if clustered:
+        parser.exit(2, f"cardroom: error: {name} ({_redacted(url)}) is a node of a Redis "
+                    f"Cluster: {instead}\n")
+
+
 def print_keys() -> int:
     secret_key, signing_key = new_key_pair()
     print(f"{KEY_VARIABLES[0]}={secret_key}\n{KEY_VARIABLES[1]}={signing_key}")
@@ -206,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     if config.redis_cluster:
         _reach_cluster(parser, config)
+    elif config.redis_url:
+        _refuse_a_cluster_node(parser, config.redis_url, "REDIS_URL", "set REDIS_CLUSTER=true")
+    if config.redis_url and config.rq_apart:
+        _refuse_a_cluster_node(parser, config.rq_url, "RQ_REDIS_URL", "the job queue needs a "
+                               "plain Redis of its own (RQ does not support Redis Cluster)")
     if args.command == "worker":
         os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its metrics are its own
         from service.worker import run_worker

@@ -56,6 +56,24 @@ def rq_redis(tmp_path_factory):
     server.stop()
 
 
+@pytest.mark.parametrize("settings, named", [
+    ({"REDIS_CLUSTER": "true", "RQ_REDIS_URL": "node 1"}, "RQ_REDIS_URL"),
+    ({}, "REDIS_URL"),  # a node, without REDIS_CLUSTER=true
+    ({"REDIS_URL": "rq", "RQ_REDIS_URL": "node 2"}, "RQ_REDIS_URL"),
+])
+def test_a_cluster_node_where_a_plain_redis_is_needed_is_refused_at_startup(
+        cluster, rq_redis, cardroom_process, settings, named):
+    """(Before the test that stops the cluster.) A plain client of a node is answered MOVED
+    for the keys of the others: every job, or most writes, would fail."""
+    urls = {"node 1": cluster.nodes[1].url, "node 2": cluster.nodes[2].url, "rq": rq_redis.url}
+    env = {"REDIS_URL": cluster.url, **{k: urls.get(v, v) for k, v in settings.items()}}
+    for command in ("serve", "worker"):
+        proc = cardroom_process(command, **env)
+        assert proc.wait(20) == 2, log_tail(proc.log_path)
+        assert f"error: {named} (" in proc.log_path.read_text(), log_tail(proc.log_path)
+        assert "is a node of a Redis Cluster" in proc.log_path.read_text()
+
+
 def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
         cluster, rq_redis, cardroom_process):
     # Ended hands are archived 3 s after their end (retention), on their table's master.
