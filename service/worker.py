@@ -113,7 +113,12 @@ def run_worker(config: Config, metrics_port: int | None = None) -> int:
     backend = Backend.from_config(config)
     metrics.job_metrics()  # at zero until a job runs
     if metrics_port is not None:
-        prometheus_client.start_http_server(metrics_port, addr=config.host)
+        try:
+            prometheus_client.start_http_server(metrics_port, addr=config.host)
+        except OSError as error:  # another worker on this machine has it, say
+            raise SystemExit(f"cardroom: error: cannot serve metrics on {config.host}:"
+                             f"{metrics_port} (CARDROOM_METRICS_PORT): {error.strerror}; "
+                             "give each worker on a machine a port of its own") from None
     threading.Thread(
         target=_sweep_forever, args=(backend,), name="cardroom-sweeper", daemon=True
     ).start()

@@ -164,6 +164,16 @@ def test_the_content_type_names_the_text_format_the_body_is_in(client):
     assert response.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
 
 
+def test_a_worker_whose_metrics_port_is_taken_says_so_and_exits(cardroom_process):
+    with socket.create_server(("127.0.0.1", 0)) as taken:  # by a worker started before
+        port = taken.getsockname()[1]
+        proc = cardroom_process("worker", REDIS_URL=f"redis://127.0.0.1:{free_port()}/0",
+                                CARDROOM_METRICS_PORT=str(port))
+        assert proc.wait(30) != 0
+    said = proc.log_path.read_text()
+    assert f"127.0.0.1:{port} (CARDROOM_METRICS_PORT)" in said and "Traceback" not in said, said
+
+
 def test_metrics_are_answered_while_the_store_is_down():
     nowhere = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     client = create_app(backend=Backend.from_config(Config(redis_url=nowhere))).test_client()
