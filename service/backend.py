@@ -87,8 +87,10 @@ class Outage:
     ``remind_every`` seconds while it lasts, if given), and once when ``up`` says it
     ended; never at every failed retry. Thread-safe."""
 
-    def __init__(self, logger: logging.Logger, meanwhile: str, remind_every: float | None = None):
+    def __init__(self, logger: logging.Logger, meanwhile: str, remind_every: float | None = None,
+                 what: str = "the event store"):
         self.logger, self.meanwhile, self.remind_every = logger, meanwhile, remind_every
+        self.what = what  # the Redis it watches, as its lines name it
         self.is_down, self._reported, self._lock = False, 0.0, threading.Lock()
 
     def down(self, error: object) -> None:
@@ -100,7 +102,7 @@ class Outage:
             if report:
                 self._reported = now
         if report:
-            self.logger.error("the event store is unavailable (%s); %s", error, self.meanwhile)
+            self.logger.error("%s is unavailable (%s); %s", self.what, error, self.meanwhile)
 
     def up(self) -> None:
         if not self.is_down:  # the usual case, without the lock
@@ -108,7 +110,7 @@ class Outage:
         with self._lock:
             ended, self.is_down = self.is_down, False
         if ended:
-            self.logger.warning("the event store answers again")
+            self.logger.warning("%s answers again", self.what)
 
 
 def connect(url: str, *, cluster: bool = False, timeout: float = READ_TIMEOUT,

@@ -30,6 +30,7 @@ from domain.games import GAMES
 from domain.games import game as game_of
 from domain.views import Viewer, hidden_values
 from service import jsonio, metrics
+from service.backend import store_unavailable
 from service.keys import Keys
 from service.reads import Loaded, Reads, Snapshot, project
 from service.store import (DuplicateCommand, Envelope, EventStore, Idempotency, NewEvent,
@@ -448,8 +449,13 @@ class Cardroom(Reads):
             return
         try:
             self.enqueue_showdown(table_id, hand_no)
-        except Exception:  # the owed marker is written: the sweeper enqueues it later
-            log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
+        except Exception as error:  # the owed marker is written: the sweeper enqueues it later
+            if not store_unavailable(error):
+                log.exception("enqueueing the showdown of %s/%s failed", table_id, hand_no)
+                return
+            log.warning("enqueueing the showdown of %s/%s failed: the job queue's Redis is "
+                        "unavailable (%s); a worker's sweeper enqueues it once it answers",
+                        table_id, hand_no, error)
 
     def _receipt(self, table_id: str, hand_no: int, stream: str, ended: HandEnded):
         """For ``also_set``: the hand's receipt, signed over its last event, beside it."""

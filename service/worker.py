@@ -108,7 +108,8 @@ def run_worker(config: Config, metrics_port: int | None = None) -> int:
             "without it, `cardroom serve` runs jobs in an embedded worker thread"
         )
     logs.configure()  # JSON lines, as the API's: RQ's own lines too
-    outage = Outage(log, "the worker waits for it and reconnects")
+    outage = Outage(log, "the worker waits for it and reconnects",
+                    what="the job queue's Redis" if config.rq_apart else "the event store")
     logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)
     metrics.job_metrics()  # at zero until a job runs

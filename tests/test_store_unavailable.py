@@ -180,3 +180,39 @@ def test_a_busy_redis_gets_503_and_a_failed_script_call_counts_as_unavailable(bu
 ])
 def test_which_errors_mean_the_store_is_unavailable(error, unavailable):
     assert store_unavailable(error) is unavailable
+
+
+@pytest.mark.parametrize("failure, traceback", [
+    (redis.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused."), False),
+    (RuntimeError("a bug"), True)])
+def test_a_showdown_whose_enqueue_fails_is_still_owed_and_an_outage_logs_no_traceback(
+        caplog, failure, traceback):
+    """The job queue's Redis down (RQ_REDIS_URL apart): each hand brought to its showdown
+    says so in one line, not a traceback; anything else keeps its traceback."""
+    import fakeredis
+
+    from domain.commands import Act
+    from domain.views import Viewer
+    from service.keys import Keys, new_key_pair
+    from service.room import Cardroom
+
+    def enqueue(table_id, hand_no):
+        raise failure
+    keys = Keys.from_hex(*new_key_pair())
+    store = EventStore(fakeredis.FakeRedis(server=fakeredis.FakeServer()), keys)
+    room = Cardroom(store, keys, enqueue)
+    table_id = room.create_table("five-card-draw", {}, None)["table_id"]
+    for n in range(2):
+        room.seat_player(table_id, f"p{n}", 1000, "", None)
+    room.start_hand(table_id, None, None)
+    while (awaiting := room.hand(table_id, 1).state.awaiting):  # checks and draws of nothing
+        seat = awaiting[0]
+        viewer = Viewer("player", seat, room.hand(table_id, 1).state.seat(seat).player_id)
+        legal = {a["type"] for a in room.hand_view(table_id, 1, viewer)["legal_actions"]}
+        kind = "draw" if "draw" in legal else "check"
+        room.act(table_id, 1, viewer, Act(seat=seat, type=kind, amount=None, cards=()), None,
+                 None)
+    assert store.owed_jobs(table_id, 0) == ["showdown:1"]
+    (said,) = [r for r in caplog.records if "enqueueing the showdown" in r.getMessage()]
+    assert (said.exc_info is not None) is traceback
+    assert ("unavailable" in said.getMessage()) is not traceback

@@ -51,6 +51,22 @@ def test_a_worker_waiting_for_redis_stops_on_sigterm_with_status_0(worker_proces
     assert outages(proc) == 1, proc.log_path.read_text()
 
 
+def test_a_worker_whose_job_queue_is_apart_names_that_redis_when_it_is_down(worker_process):
+    events, queue = free_port(), free_port()
+    while queue == events:
+        queue = free_port()
+    (proc,) = worker_process(f"redis://127.0.0.1:{events}/0",
+                             RQ_REDIS_URL=f"redis://127.0.0.1:{queue}/0")
+
+    def said() -> list[str]:
+        return [m for m in logged(proc.log_path.read_text(), "cardroom.worker")
+                if m.startswith("the job queue's Redis is unavailable")]
+    wait_for(lambda: said() or proc.poll() is not None, "waiting for the queue's Redis", proc)
+    assert proc.poll() is None, "the worker gave up:\n" + proc.log_path.read_text()
+    assert f":{queue}" in said()[0] and f":{events}" not in said()[0], said()
+    assert stopped(proc) == 0, proc.log_path.read_text()
+
+
 @pytest.mark.redis
 def test_a_worker_started_before_redis_works_once_redis_is_up(worker_process, tmp_path):
     binary = shutil.which("redis-server")
