@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from flask import Flask, request
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from service import jobs, limits, logs, metrics, problems
 from service.backend import Backend
@@ -47,6 +48,9 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     for blueprint in (meta, tables, hands, imports):
         app.register_blueprint(blueprint)
     problems.register(app)
+    if backend.config.trusted_proxies:  # the client's address, not the balancer's
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=backend.config.trusted_proxies, x_proto=0,
+                                x_host=0, x_port=0, x_prefix=0)
     return app
 
 

@@ -52,6 +52,9 @@ class Config:
     rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
     archive_after: float | None = None  # CARDROOM_ARCHIVE_AFTER, seconds; None = never
     client_silence: float = 30.0  # CARDROOM_CLIENT_SILENCE, seconds; see service.refusals
+    # CARDROOM_TRUSTED_PROXIES: proxies in front of the API, each adding the address it was
+    # sent from to X-Forwarded-For; the client's address is the one the outermost added
+    trusted_proxies: int = 0
 
     def __post_init__(self):
         if self.redis_cluster and not self.redis_url:
@@ -111,6 +114,8 @@ class Config:
             client_silence=_positive(_number(
                 environ, "CARDROOM_CLIENT_SILENCE", float, default.client_silence
             ), "CARDROOM_CLIENT_SILENCE"),
+            trusted_proxies=_number(environ, "CARDROOM_TRUSTED_PROXIES", int,
+                                    default.trusted_proxies),
         )
 
 

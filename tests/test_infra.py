@@ -83,7 +83,9 @@ def test_config_reads_environment():
                                        ("CARDROOM_OWED_JOB_AFTER", "nan"),
                                        ("CARDROOM_OWED_JOB_AFTER", "inf"),
                                        ("CARDROOM_SSE_HEARTBEAT", "inf"),
-                                       ("CARDROOM_CLIENT_SILENCE", "0")])
+                                       ("CARDROOM_CLIENT_SILENCE", "0"),
+                                       ("CARDROOM_TRUSTED_PROXIES", "-1"),
+                                       ("CARDROOM_TRUSTED_PROXIES", "one")])
 def test_config_rejects_bad_numbers(name, raw):
     with pytest.raises(ValueError, match=name):
         Config.from_env({name: raw})

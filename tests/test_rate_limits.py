@@ -345,6 +345,26 @@ def test_an_import_that_makes_a_table_counts_against_the_table_limit(limited):
     assert again.status_code == 201, again.get_json()
 
 
+@pytest.mark.parametrize("proxies, answers", [(0, (201, 429, 429)), (1, (201, 201, 429)),
+                                               (2, (201, 429, 201))])
+def test_behind_trusted_proxies_a_client_is_known_by_the_address_they_forwarded(proxies,
+                                                                                answers):
+    """``CARDROOM_TRUSTED_PROXIES=N``: the client is the N-th address from the end of
+    X-Forwarded-For (what the outermost of N proxies added), the peer with fewer; what
+    a client wrote there itself is never taken."""
+    backend = Backend.from_config(Config(table_rate_limit=Rate(1, 3600),
+                                         trusted_proxies=proxies))
+    try:
+        client = create_app(backend=backend).test_client()
+        forwarded = ("203.0.113.9, 192.0.2.1", "203.0.113.9, 198.51.100.7", "192.0.2.1")
+        assert tuple(client.post("/v1/tables", json={"game": "five-card-draw"},
+                                 headers={"X-Forwarded-For": each},
+                                 **from_address("10.0.0.2")).status_code
+                     for each in forwarded) == answers
+    finally:
+        backend.stop_worker_thread()
+
+
 # --- Redis -------------------------------------------------------------------------
 
 
