@@ -105,6 +105,31 @@ def test_legal_actions_are_for_the_caller_only(client, table):
     assert {"type": "bet", "min": 25, "max": 25, "step": 25} in legal
 
 
+HAND_ROUTES = [("GET", ""), ("GET", "?at=1"), ("GET", "/events"), ("GET", "/events/stream"),
+               ("GET", "/history"), ("GET", "/history?format=phh"), ("GET", "/receipt"),
+               ("GET", "/audit"), ("POST", "/actions")]
+
+
+@pytest.mark.parametrize("method, suffix", HAND_ROUTES)
+def test_a_token_of_another_table_learns_not_whether_a_hand_exists(client, table, method,
+                                                                    suffix):
+    """Every token of another table gets the same 403 for a hand being played as for one
+    that does not exist: the table's token is checked before its hand is looked for."""
+    hand_no = start_hand(client, table)
+    created = client.post("/v1/tables", json={"game": "five-card-draw"}).json
+    joined = client.post(f"/v1/tables/{created['table_id']}/players",
+                         json={"name": "eve", "buy_in": 1000}).json
+    for token in (joined["token"], created["admin_token"], created["auditor_token"]):
+        answers = []
+        for number in (hand_no, hand_no + 1, 0):
+            answer = client.open(hand_url(table, number, suffix), method=method,
+                                 json={"type": "fold"} if method == "POST" else None,
+                                 headers=auth(token))
+            assert_problem(answer, 403, "forbidden")
+            answers.append({k: v for k, v in answer.json.items() if k != "request_id"})
+        assert answers[0] == answers[1] == answers[2]
+
+
 def test_illegal_moves_get_their_codes_and_write_nothing(client, table):
     hand_no = start_hand(client, table)
     version = read(client, table, hand_no)["version"]
