@@ -6,6 +6,9 @@ of an answer given again to a retry."""
 
 from __future__ import annotations
 
+import gzip
+import io
+
 import pytest
 
 
@@ -143,6 +146,36 @@ def test_json_content_types_are_taken(client, content_type):
     response = client.post("/v1/tables", data='{"game": "five-card-draw"}',
                            headers={"Content-Type": content_type})
     assert response.status_code == 201, response.get_json()
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br, gzip"])
+def test_a_compressed_body_gets_415_naming_the_coding_and_makes_nothing(client, fake_backend,
+                                                                        coding):
+    packed = gzip.compress(b'{"game": "five-card-draw"}')
+    response = client.post("/v1/tables", data=packed, content_type="application/json",
+                           headers={"Content-Encoding": coding})
+    problem = assert_problem(response, 415, "unsupported_media_type")
+    assert coding in problem["detail"] and "uncompressed" in problem["detail"]
+    assert response.headers["Accept-Encoding"] == "identity"
+    assert fake_backend.redis.dbsize() == 0
+
+
+def test_a_transfer_coding_besides_chunked_gets_501_before_the_body_is_read(client,
+                                                                          fake_backend):
+    upload = io.BytesIO(gzip.compress(b'{"game": "five-card-draw"}'))
+    response = client.post("/v1/tables", content_type="application/json",
+                           headers={"Transfer-Encoding": "gzip, chunked"},
+                           environ_overrides={"wsgi.input": upload,
+                                              "wsgi.input_terminated": True})
+    problem = assert_problem(response, 501, "unsupported_transfer_coding")
+    assert "gzip, chunked" in problem["detail"]
+    assert upload.tell() == 0 and fake_backend.redis.dbsize() == 0
+
+
+def test_a_body_marked_identity_encoded_is_taken(client):
+    response = client.post("/v1/tables", json={"game": "five-card-draw"},
+                           headers={"Content-Encoding": "identity"})
+    assert response.status_code == 201, response.get_json()
+
 
 
 def test_an_action_sent_as_a_form_gets_415_and_the_hand_is_untouched(client, table, hand):

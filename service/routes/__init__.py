@@ -39,8 +39,19 @@ class Number(IntegerConverter):
 def check_request(asked: Request, body_limit: int | None):
     """Before every route: the request's path, body size and query, each checked as the
     function of its name says (``asked``: the request, looked up once for all three)."""
-    return (without_stray_slashes(asked) or refuse_large_body(asked, body_limit)
-            or refuse_unknown_query(asked))
+    return (without_stray_slashes(asked) or refuse_transfer_codings(asked)
+            or refuse_large_body(asked, body_limit) or refuse_unknown_query(asked))
+
+
+def refuse_transfer_codings(asked: Request) -> None:
+    """A body sent with a transfer coding besides ``chunked`` (``gzip, chunked``) gets 501,
+    as RFC 9112 says, before it is read: gunicorn takes the chunks off, not the rest."""
+    given = asked.environ.get("HTTP_TRANSFER_ENCODING")
+    if given and {c.strip() for c in given.lower().split(",")} - {"chunked"}:
+        _close_connection(asked)
+        raise ApiError(501, "unsupported_transfer_coding", "the request body must be sent "
+                       f"chunked or with a Content-Length, uncompressed: Transfer-Encoding "
+                       f"{shown(given)} is not taken")
 
 
 def refuse_large_body(asked: Request, limit: int | None) -> None:
@@ -125,6 +136,11 @@ def body(schema: Schema) -> dict:
     """The request's JSON body, validated by ``schema``. A body that is not declared as
     JSON gets 415; an empty body without a Content-Type stands for ``{}``."""
     data = read_body(request)
+    coding = request.headers.get("Content-Encoding", "").strip().lower()
+    if data and coding not in ("", "identity"):
+        raise ApiError(415, "unsupported_media_type", "the request body must be sent "
+                       f"uncompressed: Content-Encoding {shown(coding)} is not taken",
+                       headers={"Accept-Encoding": "identity"})  # RFC 7694
     if not request.is_json and data:
         raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
                        "with Content-Type: application/json (this one came as "

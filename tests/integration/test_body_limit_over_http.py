@@ -5,6 +5,7 @@ is refused at once, without waiting for the body."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import select
 import socket
@@ -45,6 +46,24 @@ def test_a_content_length_over_the_limit_is_refused_without_waiting_for_the_body
         assert sock.recv(65536) == b"", "the server kept the connection open"
     assert status == 413, (status, body[:300])
     assert json.loads(body)["code"] == "payload_too_large", body
+
+
+def test_a_gzipped_chunked_body_gets_501_and_the_connection_is_closed(embedded_server):
+    """gunicorn takes the chunks off and hands the app the gzip bytes: they are refused as
+    a transfer coding the service does not take, not parsed as malformed JSON."""
+    packed = gzip.compress(b'{"game": "five-card-draw"}')
+    with socket.create_connection(("127.0.0.1", embedded_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(b"POST /v1/tables HTTP/1.1\r\nHost: test\r\n"
+                     b"Content-Type: application/json\r\n"
+                     b"Transfer-Encoding: gzip, chunked\r\n\r\n")
+        send_chunks(sock, [packed])
+        status, headers, body = read_response(sock)
+        assert headers.get("connection") == "close", headers
+    assert status == 501, (status, body[:300])
+    problem = json.loads(body)
+    assert problem["code"] == "unsupported_transfer_coding", problem
+    assert "gzip, chunked" in problem["detail"], problem
 
 
 def send_chunks(sock: socket.socket, pieces: list[bytes]) -> int:
