@@ -34,7 +34,7 @@ from tests.processes import TEST_KEYS  # noqa: E402
 os.environ.update(TEST_KEYS)  # the worker's jobs read their keys from the environment
 
 from benchmarks.audit import to_the_showdown  # noqa: E402
-from service import jobs, logs, metrics  # noqa: E402
+from service import handover, jobs, logs, metrics  # noqa: E402
 from service.backend import Backend, connect  # noqa: E402
 from service.config import Config  # noqa: E402
 from service.room import Cardroom  # noqa: E402
@@ -47,9 +47,11 @@ def prepare(config: Config, hands: int) -> None:
     backend = Backend.from_config(config)
     backend.redis.flushdb()
     keys = config.keys()
-    room = Cardroom(EventStore(backend.redis, keys), keys,
-                    lambda table_id, hand_no: jobs.enqueue_showdown(backend.queue, table_id,
-                                                                     hand_no))
+    def enqueue(table_id: str, hand_no: int) -> None:  # as the API does (not embedded)
+        jobs.enqueue_showdown(backend.queue, table_id, hand_no,
+                              handover.hand_over(room, table_id, hand_no))
+
+    room = Cardroom(EventStore(backend.redis, keys), keys, enqueue)
     to_the_showdown(room, hands)
     assert backend.queue.count == hands
 

@@ -7,7 +7,7 @@ import time
 from flask import Flask, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from service import jobs, limits, logs, metrics, problems
+from service import handover, jobs, limits, logs, metrics, problems
 from service.backend import Backend
 from service.config import Config
 from service.jsonio import JSONProvider
@@ -39,10 +39,14 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.extensions["streams"] = StreamSlots(backend.config.max_streams,
                                               backend.config.max_streams_per_address)
     keys = backend.config.keys()
+
+    def enqueue_showdown(table_id: str, hand_no: int) -> None:
+        held = None if backend.embedded else handover.hand_over(room, table_id, hand_no)
+        jobs.enqueue_showdown(backend.queue, table_id, hand_no, held)
+
     app.extensions["cardroom"] = room = Cardroom(
         EventStore(backend.redis, keys, index_ended=backend.config.archive_after is not None),
-        keys, lambda table_id, hand_no: jobs.enqueue_showdown(
-            backend.queue, table_id, hand_no))
+        keys, enqueue_showdown)
     if backend.embedded:
         jobs.run_in_app(backend.rq, room)
     for blueprint in (meta, tables, hands, imports):

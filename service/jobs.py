@@ -46,7 +46,7 @@ from functools import cache, lru_cache
 from rq import Queue, get_current_job
 from rq.job import Job, JobStatus
 
-from service import metrics, testhooks
+from service import handover, metrics, testhooks
 from service.backend import connect
 from service.config import Config
 from service.room import SHOWDOWN_JOB, Cardroom
@@ -59,14 +59,19 @@ _WAITING = {JobStatus.DEFERRED.value, JobStatus.SCHEDULED.value}
 _CARDROOMS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-def settle_showdown(table_id: str, hand_no: int) -> bool:
-    """The showdown job; counted in ``service.metrics`` by the process that runs it."""
+def settle_showdown(table_id: str, hand_no: int, held: bytes | None = None) -> bool:
+    """The showdown job; counted in ``service.metrics`` by the process that runs it.
+    ``held``: the hand as the process that owed it held it (``service.handover``)."""
     job = get_current_job()
     testhooks.before_showdown()  # a no-op unless a test asks (see service.testhooks)
     cardroom = (_CARDROOMS.get(id(job.connection))
                 or _cardroom(Config.from_env(), job.connection))
-    return metrics.showdown_job(job.enqueued_at,
-                                lambda: cardroom.settle_showdown(table_id, hand_no))
+
+    def settle() -> bool:
+        if held is not None:
+            handover.take_over(cardroom, table_id, hand_no, held)
+        return cardroom.settle_showdown(table_id, hand_no)
+    return metrics.showdown_job(job.enqueued_at, settle)
 
 
 def run_in_app(connection, cardroom: Cardroom) -> None:
@@ -110,9 +115,10 @@ def showdown_job_id(table_id: str, hand_no: int) -> str:
     return f"showdown-{table_id}-{hand_no}"
 
 
-def enqueue_showdown(queue: Queue, table_id: str, hand_no: int) -> None:
+def enqueue_showdown(queue: Queue, table_id: str, hand_no: int,
+                     held: bytes | None = None) -> None:
     # Not result_ttl=0: RQ would then delete the finished job, in more round trips
-    queue.enqueue(settle_showdown, table_id, hand_no,
+    queue.enqueue(settle_showdown, table_id, hand_no, held,
                   job_id=showdown_job_id(table_id, hand_no), result_ttl=3600)
 
 

@@ -10,7 +10,9 @@
     token being stored (only their SHA-256 sits in the table's events);
   - openings (the values behind commitments, the deck among them) are stored
     beside their events encrypted with AES-256-GCM under
-    ``HMAC-SHA256(key, "cardroom/openings/v1")``, bound to their stream and version.
+    ``HMAC-SHA256(key, "cardroom/openings/v1")``, bound to their stream and version;
+  - a hand handed from the API to its showdown's worker (``service.handover``) is
+    sealed likewise under ``HMAC-SHA256(key, "cardroom/sealed/v1")``.
 * ``CARDROOM_SIGNING_KEY`` (the 32-byte Ed25519 private key seed, hex) signs the
   receipts of ended hands; ``GET /v1/fairness`` publishes its public key.
 
@@ -92,9 +94,26 @@ class Keys:
             raise OpeningsUnreadable(f"the openings of {context} do not decrypt under this "
                                      "service's CARDROOM_SECRET_KEY") from None
 
+    def seal(self, data: bytes, context: str) -> bytes:
+        """``data`` encrypted and authenticated for this service's own processes, bound to
+        ``context``: AES-256-GCM under ``HMAC-SHA256(key, "cardroom/sealed/v1")``."""
+        nonce = os.urandom(12)
+        return nonce + self._sealing.encrypt(nonce, data, context.encode())
+
+    def unseal(self, blob: bytes, context: str) -> bytes | None:
+        """What ``seal`` sealed with this key and ``context``; None for anything else."""
+        try:
+            return self._sealing.decrypt(blob[:12], blob[12:], context.encode())
+        except (InvalidTag, ValueError):
+            return None
+
     @cached_property  # made once: every stored event with openings is encrypted or read
     def _cipher(self) -> AESGCM:
         return AESGCM(self._mac("cardroom/openings/v1"))
+
+    @cached_property
+    def _sealing(self) -> AESGCM:
+        return AESGCM(self._mac("cardroom/sealed/v1"))
 
     def _mac(self, *parts: str) -> bytes:
         return hmac.new(self.secret, "\0".join(parts).encode(), hashlib.sha256).digest()

@@ -73,6 +73,12 @@ class ReplayCache:
         with self._lock:
             return self._states.get(stream) or Loaded(None, 0)
 
+    def offer(self, stream: str, loaded: Loaded) -> None:
+        """Keep ``loaded`` as what the cache holds of ``stream``, unless it holds a later
+        version (a read checks it against the stream as any other)."""
+        if self.base(stream).version < loaded.version:
+            self._keep(stream, loaded)
+
     def extend(self, stream: str, base: Loaded, written: list[Envelope], events: list[Event],
                evolve) -> Loaded:
         """``base`` after ``events``, just appended to ``stream`` after it as ``written``,

@@ -91,6 +91,10 @@ def client(fake_backend):
 
 @pytest.fixture
 def table(client):
+    return make_table(client)
+
+
+def make_table(client) -> dict:
     """A five card draw table with three players: ids and ``Authorization`` headers."""
     def auth(token):
         return {"Authorization": f"Bearer {token}"}
