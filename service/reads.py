@@ -7,14 +7,11 @@ seen. Each reader gets the openings ``domain.views`` allows them.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any, Callable, Iterator
-
-import orjson
 
 from domain import fairness, phh
 from domain import table as table_rules
@@ -23,6 +20,7 @@ from domain.errors import DomainError
 from domain.events import Event, event_from_dict, holds_dicts
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
+from service import jsonio
 from service.keys import Keys
 from service.store import (Envelope, EventStore, UnreadableRecord, VersionConflict, hand_stream,
                            receipt_key, table_stream)
@@ -404,27 +402,11 @@ def _reader(viewer: Viewer, now: Any) -> Viewer:
 def canonical_as_stored(envelope: Envelope) -> str | None:
     """The envelope's data as stored where that is exactly ``canonical_json`` of its data,
     else None: a chain hashed over it (``fairness.envelope_hash``) gets the verifier's
-    verdict without the data being encoded again. Told without that encoding: orjson, keys
-    sorted, writes the same bytes as ``canonical_json`` for any value without a float
-    (``tests/test_fairness.py`` holds it to that), and in a compact JSON object a float is
-    a value (after ``:``, ``,`` or ``[``) of digits and a fraction or an exponent."""
+    verdict without the data being encoded again (told as ``jsonio.canonical`` tells it)."""
     text = envelope.data_json
-    if text is None:
+    if text is None or jsonio.canonical_by_orjson(envelope.data) != text.encode():
         return None
-    stored = text.encode()
-    try:
-        if orjson.dumps(envelope.data, option=orjson.OPT_SORT_KEYS) != stored:
-            return None
-    except TypeError:  # an integer past 64 bits
-        return None
-    return text if stored[:1] == b"{" and not _FLOAT.search(stored.translate(_CLASSES)) else None
-
-
-# A float sought with each byte that may start, sign, make or end one replaced by its class
-# (``:,[`` by ``:``, a digit by ``0``, ``.eE`` by ``e``; the others are none of these): the
-# pattern then starts with one byte, which ``re`` scans for faster than for a set of them.
-_CLASSES = bytes.maketrans(b",[123456789.E", b"::000000000ee")
-_FLOAT = re.compile(rb":-?0+e")
+    return text
 
 
 def project(envelope: Envelope, viewer: Viewer, state: Any, event: Event | None = None,

@@ -463,7 +463,7 @@ class Cardroom(Reads):
             head = by_stream[stream][-1]
             receipt = {"table_id": table_id, "hand_no": hand_no, "version": head.version,
                        "head_hash": head.hash, "stacks": dict(ended.stacks)}
-            return {receipt_key(table_id, hand_no): fairness.canonical_json(
+            return {receipt_key(table_id, hand_no): jsonio.canonical(
                 {"receipt": receipt, "signature": self.keys.sign(receipt)})}
         return signed
 
@@ -477,7 +477,7 @@ def _still_seated(table: table_rules.TableState, viewer: Viewer) -> None:
 def _as_remembered(answer: dict) -> dict:
     """An answer as its idempotency record gives it back to a retry (stored as JSON), so
     that the first copy is answered the same bytes."""
-    return jsonio.loads(fairness.canonical_json(answer))
+    return jsonio.loads(jsonio.canonical(answer))
 
 
 def _made_by_an_expired_key(table_id: str) -> DomainError:

@@ -81,7 +81,7 @@ import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
-from domain.fairness import GENESIS_HASH, canonical_json, envelope_hash
+from domain.fairness import GENESIS_HASH, envelope_hash
 from domain.frozen import made
 from service import jsonio, metrics
 
@@ -644,7 +644,7 @@ class EventStore:
             stream_fields = []
             envelopes = by_stream[w.stream] = []
             for offset, event in enumerate(w.events, start=1):
-                data = canonical_json(event.data)
+                data = jsonio.canonical(event.data)
                 fields = dict(type=event.type, data=jsonio.loads(data),  # keys in stored order
                               version=w.expected_version + offset, event_id=self.new_id(),
                               occurred_at=now, actor=actor, command_id=command_id,
@@ -667,7 +667,7 @@ class EventStore:
         ended = f"{table}:{ends_hand}" if ends_hand is not None and self.index_ended else ""
         indexes = [OWED_TABLES_KEY, ENDED_HANDS_KEY] if self.one_server else []
         keys = [idem, owed_key(table), *(w.stream for w in writes), *extra, *indexes]
-        args = ["1" if idempotency else "0", canonical_json(record), str(IDEMPOTENCY_TTL_SECONDS),
+        args = ["1" if idempotency else "0", jsonio.canonical(record), str(IDEMPOTENCY_TTL_SECONDS),
                 owe_job[1] if owe_job else "", settle_job[1] if settle_job else "",
                 GENESIS_HASH, str(len(writes)), str(len(indexes)),
                 *((owing, ended) if indexes else ("", "")), *stream_args, *extra.values()]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from domain import fairness
 from domain.cards import STANDARD_DECK, codes
-from service import reads
+from service import jsonio, reads
 from service.store import Envelope, hand_stream, receipt_key, table_stream
 from tests.processes import ROOT
 from tests.test_api import act, auth, hand_url, play_to_showdown, readable, start_hand
@@ -533,7 +533,7 @@ def test_the_audits_chain_verdict_is_the_verifiers_whatever_the_stored_bytes(
 
 
 def test_orjson_with_sorted_keys_writes_canonical_json_for_a_value_without_floats():
-    """What ``service.reads.canonical_as_stored`` relies on: every character, and values."""
+    """What ``service.jsonio.canonical_by_orjson`` relies on: every character, and values."""
     every_character = "".join(map(chr, [*range(0xD800), *range(0xE000, 0x110000)]))
     assert orjson.dumps(every_character).decode() == fairness.canonical_json(every_character)
     assert orjson.dumps(1e-05).decode() != fairness.canonical_json(1e-05)  # floats may differ
@@ -567,9 +567,15 @@ def test_the_audit_hashes_the_data_as_stored_only_where_it_is_canonical_json(dat
         assert reads.canonical_as_stored(envelope) in (None, fairness.canonical_json(data))
 
 
+@given(_ANY_JSON | st.dictionaries(_NUMBERS_IN_TEXT, _ANY_JSON | st.integers())
+       | st.dictionaries(st.integers(), st.integers()))
+def test_the_service_writes_canonical_json_as_the_published_definition(value):
+    assert jsonio.canonical(value) == fairness.canonical_json(value)
+
+
 @given(st.binary() | _NUMBERS_IN_TEXT.map(str.encode))
 def test_a_float_is_sought_as_a_value_of_digits_and_a_fraction_or_an_exponent(text):
-    found = reads._FLOAT.search(text.translate(reads._CLASSES))
+    found = jsonio._FLOAT.search(text.translate(jsonio._CLASSES))
     assert bool(found) == bool(re.search(rb"[:,\[]-?[0-9]+[.eE]", text))
 
 
