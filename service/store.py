@@ -75,7 +75,6 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol
-from uuid import uuid4
 
 import redis
 from redis.cluster import RedisCluster
@@ -500,10 +499,16 @@ def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _new_id() -> str:
+    """An event's or a write's id: 128 random bits in hex (a uuid4's hex costs several
+    times more to make, for 6 bits fewer)."""
+    return os.urandom(16).hex()
+
+
 class EventStore:
     def __init__(self, redis: Any, cipher: Cipher | None = None, *,
                  clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-                 new_id: Callable[[], str] = lambda: uuid4().hex, index_ended: bool = False):
+                 new_id: Callable[[], str] = _new_id, index_ended: bool = False):
         self.redis, self.cipher, self.clock, self.new_id = redis, cipher, clock, new_id
         self.index_ended = index_ended  # index ended hands for the archiver (retention on)
         # On one server the append script writes the global indexes itself; a cluster's

@@ -241,7 +241,8 @@ def test_racing_appends_one_wins(backend, r):
             t.start()
         for t in threads:
             t.join()
-        assert sorted(outcomes) == ["conflict", "won"]
+        stored = [(e.version, e.actor) for e in EventStore(r).read(s)]  # named if it fails
+        assert sorted(outcomes) == ["conflict", "won"], (round_, outcomes, stored)
         assert EventStore(r).version(s) == round_ + 1
     assert chain_problem([e.to_dict() for e in EventStore(r).read(s)]) is None
 
