@@ -10,7 +10,8 @@ it runs ``--workers`` processes and no job thread: jobs go to separate
 
 Observability (``service.metrics``, ``service.logs``): ``serve`` gives its processes a
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
-given one is emptied of old samples first), forgets a dead process's live gauges
+given one is emptied of old samples first; as it starts, it removes the temporary ones
+that servers killed at once left behind), forgets a dead process's live gauges
 (gunicorn's ``child_exit``), and has each process log JSON lines, one per request, in
 place of gunicorn's access log. ``worker`` never writes to that directory; with
 ``CARDROOM_METRICS_PORT`` set it serves its own metrics on that port.
@@ -26,6 +27,7 @@ import argparse
 import logging
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import replace
@@ -40,6 +42,8 @@ from service.config import Config
 from service.keys import new_key_pair
 
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
+METRICS_PREFIX = "cardroom-metrics-"  # of a metrics directory made up in the temporary one
+MAKER = "server.pid"  # in such a directory: the pid of the server that made it
 WORKERS, THREADS = 2, 8  # gunicorn processes (with REDIS_URL) and threads per process
 
 
@@ -175,7 +179,9 @@ def serve(config: Config, workers: int, threads: int) -> int:
 
 def _metrics_dir() -> str | None:
     """Set up PROMETHEUS_MULTIPROC_DIR before any process of this server imports
-    prometheus_client; the made-up directory to remove at exit, if any."""
+    prometheus_client; the made-up directory to remove at exit, if any. A made-up one
+    holds ``MAKER`` (this process's pid), by which a later server tells it is left over."""
+    _remove_dead_servers_metrics()
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if given:
         os.makedirs(given, exist_ok=True)
@@ -183,8 +189,53 @@ def _metrics_dir() -> str | None:
             if name.endswith(".db"):  # samples of an earlier run
                 os.remove(os.path.join(given, name))
         return None
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = made = tempfile.mkdtemp(prefix="cardroom-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = made = tempfile.mkdtemp(prefix=METRICS_PREFIX)
+    marker = os.path.join(made, MAKER)
+    with open(marker + ".new", "w") as new:
+        new.write(str(os.getpid()))
+    os.replace(marker + ".new", marker)  # whole or absent: a server starting meanwhile reads it
     return made
+
+
+def _remove_dead_servers_metrics() -> None:
+    """Remove the made-up metrics directories that servers killed at once (SIGKILL) left in
+    the temporary directory: each ``METRICS_PREFIX*`` directory of ours (our uid, not a
+    link) whose ``MAKER`` names a process that is gone, or this one (which has made none
+    yet: a server before it had its pid, as a container's first process has after a
+    restart). One without that file, or naming another live process, stays: a server still
+    running, or one starting. A dead server's pid taken since by another process keeps its
+    directory until that one ends too (at worst a leftover, never a live server's loss).
+    Pids are this machine's: the temporary directory must not be shared with servers in
+    another pid namespace (another container's)."""
+    temp = tempfile.gettempdir()
+    for name in os.listdir(temp):
+        path = os.path.join(temp, name)
+        if name.startswith(METRICS_PREFIX) and _made_by_a_dead_server(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _made_by_a_dead_server(path: str) -> bool:
+    """Whether ``path`` is a directory of ours whose ``MAKER`` names a process now gone, or
+    this one."""
+    try:
+        status = os.lstat(path)
+        if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+            return False
+        with open(os.path.join(path, MAKER)) as marker:
+            pid = int(marker.read())
+    except (OSError, ValueError):  # gone meanwhile, no marker, not a pid
+        return False
+    if pid <= 0:  # os.kill would ask about a group of processes
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: only whether it exists
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it does, another user's
+        pass
+    return False
 
 
 def _forget_dead_process(server, worker) -> None:

@@ -244,6 +244,36 @@ def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
     _check_serve(cardroom_process, tmp_path, "embedded mode")
 
 
+def test_serve_removes_the_metrics_directory_a_killed_server_left_not_a_running_one(
+        cardroom_process, tmp_path):
+    temp = tmp_path / "temp"  # the servers' TMPDIR, where each makes its metrics directory
+    temp.mkdir()
+
+    def serving() -> tuple[subprocess.Popen, str]:
+        base = f"http://127.0.0.1:{free_port()}"
+        proc = cardroom_process("serve", "--port", base.rsplit(":", 1)[1], cwd=tmp_path,
+                                TMPDIR=str(temp))
+        wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+        assert proc.poll() is None, proc.log_path.read_text()
+        return proc, base
+
+    def metrics_dirs() -> set[str]:
+        return {path.name for path in temp.glob("cardroom-metrics-*")}
+
+    killed, killed_base = serving()
+    (left,) = metrics_dirs()
+    assert stop(killed, signal.SIGKILL) == -signal.SIGKILL
+    wait_for(lambda: _healthz(killed_base) is None, what="its orphaned worker to leave")
+    assert metrics_dirs() == {left}, "SIGKILL gave it no chance to remove its own"
+    running, _ = serving()
+    assert left not in metrics_dirs(), "the next server left the killed one's directory"
+    (made,) = metrics_dirs()
+    second, _ = serving()
+    assert made in metrics_dirs() and len(metrics_dirs()) == 2
+    assert stop(running, signal.SIGTERM) == 0 and stop(second, signal.SIGTERM) == 0
+    assert not metrics_dirs()
+
+
 # Requests gunicorn cannot parse, so refuses before the app sees them
 UNREADABLE = [
     (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n",

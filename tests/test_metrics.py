@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 
 import pytest
@@ -218,6 +221,8 @@ def test_a_hung_store_costs_a_scrape_one_short_wait(hung_redis):
 def test_serve_makes_a_fresh_metrics_directory_or_empties_the_one_given(monkeypatch, tmp_path):
     from service import cli
 
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temp"))
+    (tmp_path / "temp").mkdir()
     given = tmp_path / "given"
     given.mkdir()
     (given / "counter_123.db").write_bytes(b"an earlier run")
@@ -228,8 +233,44 @@ def test_serve_makes_a_fresh_metrics_directory_or_empties_the_one_given(monkeypa
 
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")  # restored to unset after the test
     made = cli._metrics_dir()
+    assert made and os.environ["PROMETHEUS_MULTIPROC_DIR"] == made
+    assert os.path.dirname(made) == str(tmp_path / "temp")
+    assert os.listdir(made) == [cli.MAKER]  # no samples yet; who made it
+    assert open(os.path.join(made, cli.MAKER)).read() == str(os.getpid())
+
+
+def test_serve_removes_the_metrics_directories_dead_servers_left_and_no_other(
+        monkeypatch, tmp_path):
+    """Each names its maker's pid (``cli.MAKER``): a live server's stays, and so does what
+    cardroom did not make, or made for another user."""
+    from service import cli
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    gone = subprocess.Popen([sys.executable, "-c", ""])
+    gone.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    def made_by(name: str, pid: int | None) -> str:
+        (tmp_path / name).mkdir()
+        if pid is not None:
+            (tmp_path / name / cli.MAKER).write_text(str(pid))
+        return name
     try:
-        assert made and os.environ["PROMETHEUS_MULTIPROC_DIR"] == made
-        assert os.path.isdir(made) and not os.listdir(made)
+        dead = {made_by("cardroom-metrics-dead", gone.pid),
+                made_by("cardroom-metrics-mine-before", os.getpid())}  # a restarted container's
+        kept = {made_by("cardroom-metrics-live", alive.pid),
+                made_by("cardroom-metrics-unmarked", None),
+                made_by("not-cardroom-metrics-dead", gone.pid)}
+        (tmp_path / "cardroom-metrics-link").symlink_to(tmp_path / "not-cardroom-metrics-dead")
+        kept.add("cardroom-metrics-link")
+        with monkeypatch.context() as someone_else:
+            someone_else.setattr(os, "getuid", lambda: os.stat(tmp_path).st_uid + 1)
+            cli._remove_dead_servers_metrics()
+        assert {p.name for p in tmp_path.iterdir()} == dead | kept, "another user's removed"
+        made = os.path.basename(cli._metrics_dir())
+        assert {p.name for p in tmp_path.iterdir()} == kept | {made}
+        assert (tmp_path / "not-cardroom-metrics-dead" / cli.MAKER).exists()
     finally:
-        os.rmdir(made)
+        alive.kill()
+        alive.wait()
