@@ -158,7 +158,8 @@ class Backend:
         self._worker_lock = threading.Lock()  # one thread at a time runs jobs with it
         self.jobs_first = JobsFirst()  # the app waits on it before each request, if embedded
         self._sweep_errors: dict[str, str] = {}  # task name -> its last failure, logged
-        self._sweep_outage = Outage(log, "the sweeper tries again every second")
+        # An outage of the events' Redis the sweep meets (a worker on one Redis shares its own)
+        self.events_outage = Outage(log, "the sweeper tries again every second")
         self._scrape_redis: redis.Redis | RedisCluster | None = None
 
     @classmethod
@@ -198,13 +199,13 @@ class Backend:
     def sweep(self) -> None:
         """Call ``service.jobs.enqueue_owed_jobs`` and, with ``Config.archive_after`` set,
         ``service.retention.archive_ended_hands`` (each whether or not the other failed);
-        log a new failure of each (an outage of the store once), never raise."""
+        log a new failure of each (an outage of the events' Redis once), never raise."""
         tasks = {"enqueue_owed_jobs": lambda: _module("jobs").enqueue_owed_jobs(self)}
         if self.config.archive_after is not None:
             tasks["archive_ended_hands"] = lambda: _module("retention").archive_ended_hands(
                 _module("store").EventStore(self.redis), self.config.archive_after)
         if all([self._sweep_task(name, task) for name, task in tasks.items()]):
-            self._sweep_outage.up()
+            self.events_outage.up()
 
     def _sweep_task(self, name: str, task) -> bool:
         """Run one task of the sweep; False if it failed (logged once until it changes)."""
@@ -212,13 +213,26 @@ class Backend:
             task()
         except Exception as exc:
             if store_unavailable(exc):
-                self._sweep_outage.down(exc)
+                self._store_failed(exc)
             elif repr(exc) != self._sweep_errors.get(name):
                 log.exception("%s failed (logged once until it changes)", name)
                 self._sweep_errors[name] = repr(exc)
             return False
         self._sweep_errors.pop(name, None)
         return True
+
+    def _store_failed(self, error: Exception) -> None:
+        """Report an outage of the events' Redis; with the job queue's apart, only if that
+        one answers a ping: else the failure may be its own, which the worker's RQ loop
+        reports (``service.worker``), and with both down the events' is told once the
+        queue's is back. (A ping of the events' could not tell: a Redis Cluster's asks one
+        node.)"""
+        if self.rq is not self.redis:
+            try:
+                self.rq.ping()
+            except redis.RedisError:
+                return
+        self.events_outage.down(error)
 
     def run_jobs(self) -> bool:
         """Run every queued job in the calling thread, with the backend's one RQ worker

@@ -24,7 +24,9 @@ anywhere else (while it takes, runs or records a job, cleans its registries,
 or starts); then ``run_worker`` waits, with exponential backoff, until Redis
 answers, and starts a new RQ worker on it. The sweeper keeps trying every
 second. Each outage is logged once when it begins and once when it ends, not
-at every retry.
+at every retry, and not once by RQ's loop and again by the sweeper: on one Redis
+they share its ``Outage``; with the job queue's Redis apart, RQ's loop reports that
+one and the sweeper the events' (``Backend.sweep``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ def run_worker(config: Config, metrics_port: int | None = None) -> int:
                     what="the job queue's Redis" if config.rq_apart else "the event store")
     logging.getLogger("rq.worker").addFilter(_OneLinePerOutage(outage))
     backend = Backend.from_config(config)
+    if not config.rq_apart:  # one Redis: one outage, whether RQ's loop or the sweeper meets it
+        backend.events_outage = outage
     metrics.job_metrics()  # at zero until a job runs
     if metrics_port is not None:
         try:

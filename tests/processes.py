@@ -45,11 +45,11 @@ def free_cluster_port() -> int:
         return port
 
 
-def logged(output: str, logger: str) -> list[str]:
-    """The messages of ``logger`` among a process's JSON log lines (``service.logs``); a
-    last line still being written is left out."""
+def logged(output: str, logger: str | None = None) -> list[str]:
+    """The messages of ``logger`` (of every logger by default) among a process's JSON log
+    lines (``service.logs``); a last line still being written is left out."""
     lines = [json.loads(line) for line in output.split("\n")[:-1] if line.startswith("{")]
-    return [line["message"] for line in lines if line["logger"] == logger]
+    return [line["message"] for line in lines if logger in (None, line["logger"])]
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:

@@ -160,6 +160,21 @@ def test_worker_thread_survives_a_failing_sweeper(fake_backend, sweeper_calls, m
     wait_for(lambda: fake_backend.rq.get("after") == b"ok", what="the job")
 
 
+def test_an_embedded_sweep_logs_an_outage_of_its_events_once_and_once_as_it_ends(
+        fake_backend, caplog):
+    """No RQ loop watches a Redis there: the sweep reports it (its queue's server answers)."""
+    events = fake_backend.redis.connection_pool.connection_kwargs["server"]
+    events.connected = False  # fakeredis's outage
+    for _ in range(3):
+        fake_backend.sweep()
+    events.connected = True
+    for _ in range(2):
+        fake_backend.sweep()
+    said = [r.getMessage() for r in caplog.records if r.name == "service.backend"]
+    assert len(said) == 2 and said[0].startswith("the event store is unavailable"), said
+    assert said[1] == "the event store answers again", said
+
+
 # --- cardroom worker ---------------------------------------------------------
 
 def test_worker_command_requires_redis_url(cardroom_process):

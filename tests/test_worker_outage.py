@@ -1,6 +1,8 @@
 """``cardroom worker`` without Redis: it waits (logging that once) instead of exiting,
-works once Redis is there, and a SIGTERM while it waits stops it with status 0.
-(Redis going away under a busy worker: tests/integration/test_redis_outage.py.)"""
+works once Redis is there, and a SIGTERM while it waits stops it with status 0. A Redis
+that goes and comes back is one line each way, from the whole process (RQ's loop and the
+sweeper), naming that Redis. (Redis going away under a busy worker:
+tests/integration/test_redis_outage.py.)"""
 
 from __future__ import annotations
 
@@ -12,11 +14,14 @@ import pytest
 import redis
 import rq
 
+from service.backend import SWEEP_INTERVAL
 from service.config import Config
-from tests.processes import RedisServer, free_port, logged
+from service.jobs import worker_alive_key
+from tests.processes import RedisServer, free_port, logged, redis_binary
 
 WAIT = 20.0  # bound on anything asynchronous; never asserted as a timing
 OUTAGE = "the event store is unavailable"  # the start of cardroom.worker's line
+ALIVE = worker_alive_key("*")  # the sweeper's mark of its RQ worker, at every sweep
 
 
 def set_key(key: str, value: str) -> str:
@@ -87,3 +92,70 @@ def test_a_worker_started_before_redis_works_once_redis_is_up(worker_process, tm
         assert stopped(proc) == 0, proc.log_path.read_text()
     finally:
         server.stop()
+
+
+def said(proc, beginning: str) -> list[str]:
+    """What ``proc`` logged, by any logger, that begins with ``beginning``."""
+    return [m for m in logged(proc.log_path.read_text()) if m.startswith(beginning)]
+
+
+def swept(proc, queue: redis.Redis) -> None:
+    """Wait until the sweeper of ``proc`` has begun and ended a sweep from now on (each
+    begins by marking the RQ worker alive: marked again twice, the first is over)."""
+    for _ in range(2):
+        for key in queue.keys(ALIVE):
+            queue.delete(key)
+        wait_for(lambda: queue.keys(ALIVE) or proc.poll() is not None, "a sweep", proc)
+
+
+def gone_and_back(proc, server: RedisServer, named: str, queue: redis.Redis) -> None:
+    """Stop ``server`` under the worker ``proc`` long enough for its RQ loop and its sweeper
+    both to meet the outage, start it again, and wait until both have worked since."""
+    swept(proc, queue)
+    server.stop()
+    wait_for(lambda: said(proc, f"{named} is unavailable") or proc.poll() is not None,
+             f"{named} found down", proc)
+    time.sleep(3 * SWEEP_INTERVAL)  # the sweeper's turns to meet it (it sweeps every second)
+    server.start()
+    rq.Queue(Config().queue_name, connection=queue).enqueue(set_key, "after", "yes")
+    wait_for(lambda: queue.get("after") == b"yes" or proc.poll() is not None,
+             "a job run after the outage", proc)
+    swept(proc, queue)
+    assert proc.poll() is None, "the worker gave up:\n" + proc.log_path.read_text()
+
+
+@pytest.mark.redis
+def test_a_worker_logs_one_line_as_its_redis_goes_and_one_as_it_comes_back(
+        worker_process, tmp_path):
+    server = RedisServer(redis_binary(), tmp_path).start()
+    try:
+        (proc,) = worker_process(server.url)
+        gone_and_back(proc, server, "the event store", redis.Redis.from_url(server.url))
+        assert len(said(proc, "the event store is unavailable")) == 1, proc.log_path.read_text()
+        assert len(said(proc, "the event store answers again")) == 1, proc.log_path.read_text()
+        assert stopped(proc) == 0, proc.log_path.read_text()
+    finally:
+        server.stop()
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("down, named, other", [
+    ("events", "the event store", "the job queue's Redis"),
+    ("queue", "the job queue's Redis", "the event store")])
+def test_a_worker_whose_job_queue_is_apart_names_the_redis_that_went_and_came_back_once(
+        worker_process, tmp_path, down, named, other):
+    binary, servers = redis_binary(), {}
+    try:
+        for name in ("events", "queue"):
+            (tmp_path / name).mkdir()
+            servers[name] = RedisServer(binary, tmp_path / name).start()
+        (proc,) = worker_process(servers["events"].url, RQ_REDIS_URL=servers["queue"].url)
+        gone_and_back(proc, servers[down], named, redis.Redis.from_url(servers["queue"].url))
+        assert len(said(proc, f"{named} is unavailable")) == 1, proc.log_path.read_text()
+        assert f":{servers[down].port}" in said(proc, f"{named} is unavailable")[0]
+        assert len(said(proc, f"{named} answers again")) == 1, proc.log_path.read_text()
+        assert not said(proc, other), proc.log_path.read_text()
+        assert stopped(proc) == 0, proc.log_path.read_text()
+    finally:
+        for server in servers.values():
+            server.stop()
