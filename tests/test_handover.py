@@ -10,8 +10,8 @@ import zlib
 import pytest
 from rq import SimpleWorker
 
-from domain.commands import Act
-from domain.views import Viewer
+from benchmarks.audit import SCRIPT
+from benchmarks.audit import to_the_showdown as tables_at_the_showdown
 from service import handover
 from service.app import create_app
 from service.backend import Backend
@@ -21,9 +21,6 @@ from service.room import Cardroom
 from service.store import EventStore, hand_stream
 from tests.conftest import make_table
 from tests.test_api import play_to_showdown
-
-# bet, three calls, four draws of nothing, bet, three calls: four players at the showdown
-SCRIPT = ["bet"] + ["call"] * 3 + ["draw"] * 4 + ["bet"] + ["call"] * 3
 
 
 @pytest.fixture
@@ -39,21 +36,6 @@ def keys():
 def room_on(redis, keys) -> Cardroom:
     """A process's Cardroom: its own replay cache, no job queue."""
     return Cardroom(EventStore(redis, keys), keys, None)
-
-
-def to_the_showdown(room: Cardroom) -> str:
-    table_id = room.create_table("five-card-draw", {}, None)["table_id"]
-    for n in range(4):
-        room.seat_player(table_id, f"p{n}", 1000, "", None)
-    room.start_hand(table_id, None, None)
-    for kind in SCRIPT:
-        hand = room.hand(table_id, 1).state
-        seat = hand.awaiting[0]
-        player = next(s.player_id for s in hand.seats if s.seat == seat)
-        room.act(table_id, 1, Viewer("player", seat, player),
-                 Act(seat=seat, type=kind, amount=25 if kind == "bet" else None, cards=()),
-                 None, None)
-    return table_id
 
 
 def replays(room: Cardroom, table_id: str) -> list[str]:
@@ -81,7 +63,7 @@ def settled_as_replayed(redis, keys, table_id: str, worker: Cardroom) -> None:
 
 def test_a_handed_over_hand_is_settled_without_replaying_it(store, keys):
     api, worker = room_on(store, keys), room_on(store, keys)
-    table_id = to_the_showdown(api)
+    (table_id,) = tables_at_the_showdown(api, 1)
     assert handover.take_over(worker, table_id, 1, handover.hand_over(api, table_id, 1))
     replayed = replays(worker, table_id)
     assert worker.settle_showdown(table_id, 1)
@@ -91,7 +73,7 @@ def test_a_handed_over_hand_is_settled_without_replaying_it(store, keys):
 
 def test_a_hand_not_handed_over_is_replayed_and_settles_the_same(store, keys):
     api, worker = room_on(store, keys), room_on(store, keys)
-    table_id = to_the_showdown(api)
+    (table_id,) = tables_at_the_showdown(api, 1)
     replayed = replays(worker, table_id)
     assert worker.settle_showdown(table_id, 1)
     assert replayed[0] == "HandStarted" and len(replayed) > len(SCRIPT)
@@ -100,7 +82,7 @@ def test_a_hand_not_handed_over_is_replayed_and_settles_the_same(store, keys):
 
 def test_a_hand_settled_since_its_hand_over_is_read_on_from_it_and_settled_once(store, keys):
     api, worker = room_on(store, keys), room_on(store, keys)
-    table_id = to_the_showdown(api)
+    (table_id,) = tables_at_the_showdown(api, 1)
     sealed = handover.hand_over(api, table_id, 1)
     assert room_on(store, keys).settle_showdown(table_id, 1)  # another worker, first
     assert handover.take_over(worker, table_id, 1, sealed)
@@ -112,7 +94,7 @@ def test_a_hand_settled_since_its_hand_over_is_read_on_from_it_and_settled_once(
 
 def test_what_the_worker_holds_later_is_not_replaced_by_an_older_hand_over(store, keys):
     api, worker = room_on(store, keys), room_on(store, keys)
-    table_id = to_the_showdown(api)
+    (table_id,) = tables_at_the_showdown(api, 1)
     sealed = handover.hand_over(api, table_id, 1)
     assert worker.settle_showdown(table_id, 1)  # the worker read it and settled it already
     held = worker.cache.base(hand_stream(table_id, 1))
@@ -126,7 +108,7 @@ def test_what_the_worker_holds_later_is_not_replaced_by_an_older_hand_over(store
 def test_a_hand_over_that_does_not_open_is_ignored_and_the_hand_replayed(store, keys, spoiled,
                                                                         monkeypatch):
     api, worker = room_on(store, keys), room_on(store, keys)
-    table_id = to_the_showdown(api)
+    (table_id,) = tables_at_the_showdown(api, 1)
     sealed, hand_no = handover.hand_over(api, table_id, 1), 1
     if spoiled == "another key":
         api.keys = Config(**dict(zip(("secret_key", "signing_key"), new_key_pair()))).keys()
