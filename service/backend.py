@@ -142,6 +142,16 @@ class _WakingQueue(Queue):
         return job
 
 
+def in_process_client() -> fakeredis.FakeRedis:
+    """A client of a new in-process (fakeredis) server whose database is made now, in this
+    thread: fakeredis makes it when the first connection opens, without its lock, so the
+    first connections of two threads at once could each make one, and one's writes land
+    where nobody reads them (two racing appends were both answered as written)."""
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    client.ping()
+    return client
+
+
 class Backend:
     def __init__(self, config: Config, client: redis.Redis, *, embedded: bool,
                  rq_client: redis.Redis | None = None):
@@ -169,8 +179,7 @@ class Backend:
             events = connect(config.redis_url, cluster=config.redis_cluster)
             rq = connect(config.rq_url) if config.rq_apart else None
             return cls(config, events, embedded=False, rq_client=rq)
-        events = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-        rq = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+        events, rq = in_process_client(), in_process_client()
         # fakeredis has no INFO, so RQ asks for the server's version (with an INFO that
         # fails) at every dequeue; this is the cache RQ keeps on a client after a
         # successful INFO, filled with what RQ falls back to (harmless if RQ renames it)
