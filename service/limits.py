@@ -32,6 +32,7 @@ own, and the bucket is shared in Redis, so the limit holds across processes.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -75,6 +76,15 @@ return 0
 """
 
 
+def _exempt(path: str) -> bool:
+    """An exempt path, also with a stray slash (``/docs/``): that request is redirected to it
+    (``service.routes.without_stray_slashes``), not counted."""
+    if path in EXEMPT_PATHS:
+        return True
+    stray = path.endswith("/") or "//" in path
+    return stray and (re.sub("//+", "/", path).rstrip("/") or "/") in EXEMPT_PATHS
+
+
 def register(app: Flask, redis, general: Rate | None, tables: Rate | None) -> None:
     """Check every request against its limit before the route runs, and count a request
     whose token was not recognised against its address after; nothing when both limits are
@@ -95,7 +105,7 @@ class Limiter:
         self._script = Script(redis, _GCRA_LUA)
 
     def check(self) -> None:
-        if request.path in EXEMPT_PATHS or request.endpoint == "static":
+        if _exempt(request.path) or request.endpoint == "static":
             return
         limit = self._limit()
         if limit is None:

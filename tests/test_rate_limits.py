@@ -199,6 +199,17 @@ def test_monitoring_and_documentation_are_never_limited(limited, path):
     assert all(client.get(path).status_code in (200, 302) for _ in range(3))
 
 
+@pytest.mark.parametrize("path", ["/docs/", "/metrics/", "/healthz/", "/openapi.json//"])
+def test_a_stray_slash_on_an_exempt_path_is_redirected_not_limited(limited, path):
+    client, _ = limited(general=Rate(1, 60))
+    client.get("/v1/games")
+    assert_rate_limited(client.get("/v1/games"))
+    response = client.get(path)
+    assert response.status_code == 308
+    assert response.headers["Location"] == "/" + path.strip("/")
+    assert_rate_limited(client.get("/v1/games/"))  # a path of the API still counts
+
+
 # --- tokens that are not valid here ----------------------------------------------
 
 
