@@ -178,6 +178,35 @@ def test_a_body_marked_identity_encoded_is_taken(client):
 
 
 
+@pytest.mark.parametrize("body", [{"data": "game=five-card-draw"}, {"json": {"limit": 5}}])
+def test_a_body_to_a_route_that_reads_none_gets_415(client, table, body):
+    response = client.get(f"/v1/tables/{table['id']}", headers=table["admin"], **body)
+    problem = assert_problem(response, 415, "unsupported_media_type")
+    assert "takes no request body" in problem["detail"]
+
+
+def test_a_leave_sent_with_a_body_gets_415_and_the_player_stays(client, table):
+    seat = min(table["players"])
+    response = client.delete(f"/v1/tables/{table['id']}/players/{seat}", data="now",
+                             headers=table["players"][seat])
+    assert_problem(response, 415, "unsupported_media_type")
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
+    assert seat in [s["seat"] for s in seats]
+
+
+def test_an_empty_body_to_a_route_that_reads_none_is_no_body(client):
+    assert client.get("/v1/games", headers={"Content-Length": "0"}).status_code == 200
+    empty = io.BytesIO(b"")
+    response = client.get("/v1/games", headers={"Transfer-Encoding": "chunked"},
+                          environ_overrides={"wsgi.input": empty, "wsgi.input_terminated": True})
+    assert response.status_code == 200, response.get_json()
+
+
+def test_a_body_to_a_path_no_route_takes_gets_the_404_or_405(client):
+    assert_problem(client.get("/v1/nothing", data="x"), 404, "not_found")
+    assert_problem(client.delete("/v1/games", data="x"), 405, "method_not_allowed")
+
+
 def test_an_action_sent_as_a_form_gets_415_and_the_hand_is_untouched(client, table, hand):
     before = client.get(hand_url(table, hand), headers=table["admin"]).get_json()
     seat = before["to_act"]

@@ -40,7 +40,8 @@ def check_request(asked: Request, body_limit: int | None):
     """Before every route: the request's path, body size and query, each checked as the
     function of its name says (``asked``: the request, looked up once for all three)."""
     return (without_stray_slashes(asked) or refuse_transfer_codings(asked)
-            or refuse_large_body(asked, body_limit) or refuse_unknown_query(asked))
+            or refuse_large_body(asked, body_limit) or refuse_body_where_none_is_taken(asked)
+            or refuse_unknown_query(asked))
 
 
 def refuse_transfer_codings(asked: Request) -> None:
@@ -77,6 +78,25 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
                            f"({type(error).__name__})") from None
         if len(data) > limit:
             raise RequestEntityTooLarge()
+
+
+# The methods of the routes that read no request body (every POST and PUT route reads one)
+TAKE_NO_BODY = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+
+
+def refuse_body_where_none_is_taken(asked: Request) -> None:
+    """A request with a body to a route that reads none (a GET, a DELETE) gets 415: the
+    body would be ignored, and whatever the client meant by it (parameters that belong in
+    the query, say) with it. An empty body, with ``Content-Length: 0`` or chunked, is none;
+    a path no route takes gets its 404 or 405 instead."""
+    environ = asked.environ
+    if asked.method not in TAKE_NO_BODY or asked.url_rule is None or not (
+            environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")):
+        return
+    if read_body(asked):
+        raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
+                       "takes no request body; send none (parameters go in the query string, "
+                       "where a route takes them)")
 
 
 def read_body(asked: Request) -> bytes:

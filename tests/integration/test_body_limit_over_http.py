@@ -1,7 +1,8 @@
 """The request-body limit (64 KiB by default) against a real ``cardroom serve`` (gunicorn,
 gthread) over a raw socket: a chunked body is read only up to the limit and refused with
 413, and the process does not take the memory of the rest; a Content-Length over the limit
-is refused at once, without waiting for the body."""
+is refused at once, without waiting for the body; a body to a route that reads none is
+refused and the connection serves on."""
 
 from __future__ import annotations
 
@@ -65,6 +66,21 @@ def test_a_gzipped_chunked_body_gets_501_and_the_connection_is_closed(embedded_s
     assert problem["code"] == "unsupported_transfer_coding", problem
     assert "gzip, chunked" in problem["detail"], problem
 
+
+
+def test_a_get_with_a_body_gets_415_and_the_connection_serves_on(embedded_server):
+    with socket.create_connection(("127.0.0.1", embedded_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(b"GET /v1/games HTTP/1.1\r\nHost: test\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+                     b'{"limit":5}')
+        status, headers, body = read_response(sock)
+        assert status == 415, (status, body[:300])
+        assert json.loads(body)["code"] == "unsupported_media_type", body
+        sock.sendall(b"GET /v1/games HTTP/1.1\r\nHost: test\r\n\r\n")
+        status, headers, body = read_response(sock)
+    assert status == 200, (status, body[:300])
+    assert "games" in json.loads(body), body[:300]
 
 def send_chunks(sock: socket.socket, pieces: list[bytes]) -> int:
     """Send each piece as one chunk, then the last chunk, until the server answers or
