@@ -4,7 +4,10 @@ Counted where it happens, in the process where it happens:
 
 - requests and their latency by route (the URL rule, never the raw path; ``unmatched``
   when no rule takes the path and method: a 404 or 405), method and status, by the API
-  (``observe_request``);
+  (``observe_request``); requests gunicorn refused before the app could read them (a line
+  or header that does not parse or is too long) by status alone, with the route
+  ``unread`` and the method ``other``, and no latency, as the app never answered them
+  (``count_unread``);
 - appends, version conflicts and idempotent replays, by the event store and the service
   layer, wherever they run (an API process, a worker);
 - showdown jobs by outcome, their duration and their age (from their last enqueue to
@@ -44,6 +47,7 @@ from prometheus_client.core import GaugeMetricFamily
 from service.backend import store_unavailable
 
 UNMATCHED = "unmatched"  # the route label when no URL rule takes the path and method
+UNREAD = "unread"  # the route label of a request gunicorn refused before the app read it
 OWED_TABLES_READ = 1000  # tables the owed-jobs gauge reads at most, per scrape
 _METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 # What generate_latest writes. Not CONTENT_TYPE_LATEST: in newer prometheus_client versions it
@@ -110,6 +114,10 @@ def observe_request(route: str, method: str, status: int, seconds: float) -> Non
                                          REQUEST_SECONDS.labels(*labels))
     series[0].inc()
     series[1].observe(seconds)
+
+
+def count_unread(status: int) -> None:
+    REQUESTS.labels(UNREAD, "other", str(status)).inc()
 
 
 def showdown_job(enqueued_at: datetime | None, settle: Callable[[], bool]) -> bool:

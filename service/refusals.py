@@ -5,7 +5,8 @@ header, a folded header, a body both chunked and sized (400): gunicorn answers t
 itself, by default with an HTML page. ``cardroom serve``'s worker class answers them as
 the app answers any bad request: ``application/problem+json`` with a stable ``code``
 (gunicorn's reason, as Werkzeug's names become codes: ``request_header_fields_too_large``)
-and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line.
+and a ``request_id`` equal to the ``X-Request-Id`` header, logged on the access line and
+counted in the metrics (``metrics.count_unread``).
 
 A client that goes silent in the middle of its request (its line, headers or body) for
 ``CARDROOM_CLIENT_SILENCE`` seconds (30 by default), or takes nothing of its answer for
@@ -29,7 +30,7 @@ from gunicorn import util
 from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 
-from service import jsonio
+from service import jsonio, metrics
 from service.config import Config
 from service.logs import access_log
 from service.problems import problem_body
@@ -46,6 +47,7 @@ def write_problem(sock, status: int, reason: str, detail: str) -> None:
     head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
             f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
             f"X-Request-Id: {request_id}\r\n\r\n")
+    metrics.count_unread(status)
     access_log.info("refused before the app: %s %s", status, reason,
                     extra={"fields": {"status": status, "code": code},
                            "request_id": request_id})

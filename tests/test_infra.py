@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
 import time
 import urllib.request
+from collections import Counter
 
 import pytest
 import rq
@@ -331,6 +333,13 @@ def test_serve_answers_requests_it_cannot_parse_as_problems(cardroom_process, tm
         assert headers["content-type"] == "application/problem+json"
         assert problem["request_id"] == headers["x-request-id"]
         assert int(headers["content-length"]) == len(body)
+    counted = Counter()
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=WAIT) as scraped:
+        text = scraped.read().decode()
+    for line in text.splitlines():
+        if line.startswith('cardroom_http_requests_total{') and 'route="unread"' in line:
+            counted[re.search(r'status="(\d+)"', line)[1]] += float(line.split()[-1])
+    assert counted == Counter(str(status) for _, status, _ in UNREADABLE)
     log = proc.log_path.read_text()
     assert stop(proc, signal.SIGTERM) == 0, log
     assert "s3cret" not in log and "Invalid request from ip=" in log
