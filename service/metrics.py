@@ -87,7 +87,9 @@ class JobMetrics:
             buckets=_LATENCY_BUCKETS)
         self.showdown_job_age = Histogram(
             "cardroom_showdown_job_age_seconds",
-            "Time from a showdown job's (last) enqueue to its start", buckets=_LATENCY_BUCKETS)
+            "Time from a showdown job's (last) enqueue to its start (the enqueuing host's "
+            "clock against the runner's: keep the hosts' clocks synchronized)",
+            buckets=_LATENCY_BUCKETS)
         self.hands_archived = Counter(
             "cardroom_hands_archived",
             "Ended hands whose stream this process replaced by its archive")
