@@ -16,7 +16,8 @@ once), with exit status 0.
 It logs as the API does (``service.logs``: one JSON object a line, on stderr) what RQ
 logs at INFO: its start and stop, and for each job the line as it takes it and two as
 it completes it (RQ's third, "result is kept for ... seconds", is left out), or the
-job's traceback at ERROR when it fails.
+job's traceback at ERROR when it fails (but for want of the events' Redis: that is the
+outage's line, below).
 
 When Redis goes away the worker waits for it. RQ retries its own wait for a
 job (here at most ``BACKOFF_MAX`` seconds apart), but quits on a Redis error
@@ -39,6 +40,7 @@ import time
 import prometheus_client
 from rq import SimpleWorker
 from rq.exceptions import StopRequested
+from rq.job_lifecycle import call_exception_handlers
 
 from service import jobs, logs, metrics
 from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unavailable
@@ -62,6 +64,7 @@ class _Worker(SeldomRenewed, FewerRoundTrips, SimpleWorker):
     log_result_lifespan = False  # RQ's "result is kept for 3600 seconds", after every job
     stopped_by_signal = False
     outage: Outage | None = None
+    events_outage: Outage | None = None  # the sweeper's (the same one on one Redis)
 
     def request_stop(self, signum, frame):
         self.stopped_by_signal = True
@@ -79,6 +82,17 @@ class _Worker(SeldomRenewed, FewerRoundTrips, SimpleWorker):
             batch.execute()
         if self.outage is not None:  # it reached Redis just now
             self.outage.up()
+
+
+    def handle_exception(self, job, *exc_info):
+        """A job that failed for want of the events' Redis reports that outage (once, with
+        the sweeper's lines) instead of RQ's traceback a job; RQ records the failure, and
+        the sweeper enqueues an owed showdown again once the events answer."""
+        if self.events_outage is not None and store_unavailable(exc_info[1]):
+            self.events_outage.down(exc_info[1])
+            call_exception_handlers(self._exc_handlers, job, *exc_info)
+            return
+        super().handle_exception(job, *exc_info)
 
 
 class _OneLinePerOutage(logging.Filter):
@@ -147,7 +161,7 @@ def _work(config: Config, backend: Backend, outage: Outage) -> None:
         began, worker = time.monotonic(), None
         try:
             worker = _Worker([config.queue_name], connection=connection)  # this talks to Redis
-            worker.outage = outage
+            worker.outage, worker.events_outage = outage, backend.events_outage
             backend.worker_name = worker.name  # each sweep marks it alive (service.jobs)
             jobs.mark_worker_alive(connection, worker.name)  # alive before it takes a job
             worker.work(logging_level="INFO")

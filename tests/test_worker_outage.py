@@ -14,6 +14,7 @@ import pytest
 import redis
 import rq
 
+from service import jobs
 from service.backend import SWEEP_INTERVAL
 from service.config import Config
 from service.jobs import worker_alive_key
@@ -155,6 +156,34 @@ def test_a_worker_whose_job_queue_is_apart_names_the_redis_that_went_and_came_ba
         assert f":{servers[down].port}" in said(proc, f"{named} is unavailable")[0]
         assert len(said(proc, f"{named} answers again")) == 1, proc.log_path.read_text()
         assert not said(proc, other), proc.log_path.read_text()
+        assert stopped(proc) == 0, proc.log_path.read_text()
+    finally:
+        for server in servers.values():
+            server.stop()
+
+
+@pytest.mark.redis
+def test_a_job_that_finds_the_events_redis_down_is_the_outage_s_line_not_a_traceback(
+        worker_process, tmp_path):
+    """With the job queue's Redis apart, a showdown job run while the events' is down fails
+    (RQ records it; the sweeper enqueues the showdown again later): the log says the event
+    store is unavailable, once for all the jobs, and shows no job's traceback."""
+    binary, servers = redis_binary(), {}
+    try:
+        for name in ("events", "queue"):
+            (tmp_path / name).mkdir()
+            servers[name] = RedisServer(binary, tmp_path / name).start()
+        queue_redis = redis.Redis.from_url(servers["queue"].url)
+        (proc,) = worker_process(servers["events"].url, RQ_REDIS_URL=servers["queue"].url)
+        swept(proc, queue_redis)
+        servers["events"].stop()
+        queue = rq.Queue(Config().queue_name, connection=queue_redis)
+        failed = [queue.enqueue(jobs.settle_showdown, f"t{n}", 1) for n in range(3)]
+        wait_for(lambda: all(job.get_status(refresh=True) == "failed" for job in failed)
+                 or proc.poll() is not None, "the jobs failed", proc)
+        log = proc.log_path.read_text()
+        assert len(said(proc, "the event store is unavailable")) == 1, log
+        assert "exception raised while executing" not in log and "Traceback" not in log, log
         assert stopped(proc) == 0, proc.log_path.read_text()
     finally:
         for server in servers.values():
