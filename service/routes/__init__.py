@@ -37,8 +37,8 @@ class Number(IntegerConverter):
 
 
 def check_request(asked: Request, body_limit: int | None):
-    """Before every route: the request's path, body size and query, each checked as the
-    function of its name says (``asked``: the request, looked up once for all three)."""
+    """Before every route: the request's path, body and query, each checked as the function
+    of its name says (``asked``: the request, looked up once for all of them)."""
     return (without_stray_slashes(asked) or refuse_transfer_codings(asked)
             or refuse_large_body(asked, body_limit) or refuse_body_where_none_is_taken(asked)
             or refuse_unknown_query(asked))
@@ -90,10 +90,8 @@ def refuse_body_where_none_is_taken(asked: Request) -> None:
     the query, say) with it. An empty body, with ``Content-Length: 0`` or chunked, is none;
     a path no route takes gets its 404 or 405 instead."""
     environ = asked.environ
-    if asked.method not in TAKE_NO_BODY or asked.url_rule is None or not (
-            environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")):
-        return
-    if read_body(asked):
+    sent = environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")
+    if asked.method in TAKE_NO_BODY and asked.url_rule is not None and sent and read_body(asked):
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
                        "takes no request body; send none (parameters go in the query string, "
                        "where a route takes them)")
