@@ -175,7 +175,7 @@ def test_every_v1_operation_documents_its_422(spec):
 
 
 def test_every_operation_that_reads_no_body_documents_the_refusal_of_one(spec):
-    """A GET or DELETE with a body gets 415 (``routes.refuse_body_where_none_is_taken``),
+    """A GET or DELETE with a body not sent as JSON gets 415 (``routes.refuse_stray_body``),
     one over the limit 413, one sent with a transfer coding besides chunked 501."""
     missing = [f"{method.upper()} {path} {status}" for path, item in spec["paths"].items()
                for method, operation in item.items() if method in ("get", "delete")

@@ -178,17 +178,25 @@ def test_a_body_marked_identity_encoded_is_taken(client):
 
 
 
-@pytest.mark.parametrize("body", [{"data": "game=five-card-draw"}, {"json": {"limit": 5}}])
-def test_a_body_to_a_route_that_reads_none_gets_415(client, table, body):
-    response = client.get(f"/v1/tables/{table['id']}", headers=table["admin"], **body)
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
+def test_a_body_not_sent_as_json_to_a_route_that_reads_none_gets_415(client, table,
+                                                                      content_type):
+    headers = {**table["admin"], **({"Content-Type": content_type} if content_type else {})}
+    response = client.get(f"/v1/tables/{table['id']}", data="limit=5", headers=headers)
     problem = assert_problem(response, 415, "unsupported_media_type")
-    assert "takes no request body" in problem["detail"]
+    assert "reads no request body" in problem["detail"]
 
 
-def test_a_leave_sent_with_a_body_gets_415_and_the_player_stays(client, table):
+def test_a_json_body_to_a_route_that_reads_none_is_ignored(client, table):
+    response = client.get(f"/v1/tables/{table['id']}", json={}, headers=table["admin"])
+    assert response.status_code == 200, response.get_json()
+
+
+def test_a_leave_sent_with_a_form_body_gets_415_and_the_player_stays(client, table):
     seat = min(table["players"])
-    response = client.delete(f"/v1/tables/{table['id']}/players/{seat}", data="now",
-                             headers=table["players"][seat])
+    response = client.delete(f"/v1/tables/{table['id']}/players/{seat}", data="now=1",
+                             headers=table["players"][seat],
+                             content_type="application/x-www-form-urlencoded")
     assert_problem(response, 415, "unsupported_media_type")
     seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
     assert seat in [s["seat"] for s in seats]

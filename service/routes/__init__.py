@@ -40,7 +40,7 @@ def check_request(asked: Request, body_limit: int | None):
     """Before every route: the request's path, body and query, each checked as the function
     of its name says (``asked``: the request, looked up once for all of them)."""
     return (without_stray_slashes(asked) or refuse_transfer_codings(asked)
-            or refuse_large_body(asked, body_limit) or refuse_body_where_none_is_taken(asked)
+            or refuse_large_body(asked, body_limit) or refuse_stray_body(asked)
             or refuse_unknown_query(asked))
 
 
@@ -84,17 +84,19 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
 TAKE_NO_BODY = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
-def refuse_body_where_none_is_taken(asked: Request) -> None:
-    """A request with a body to a route that reads none (a GET, a DELETE) gets 415: the
-    body would be ignored, and whatever the client meant by it (parameters that belong in
-    the query, say) with it. An empty body, with ``Content-Length: 0`` or chunked, is none;
+def refuse_stray_body(asked: Request) -> None:
+    """A body not declared as JSON gets 415 on every route, also one that reads no body (a
+    GET, a DELETE), as ``body()`` refuses it on the others. A JSON body there is ignored
+    (RFC 9110 gives a GET's content no meaning): clients that send ``{}`` with every
+    request keep working. An empty body, with ``Content-Length: 0`` or chunked, is none;
     a path no route takes gets its 404 or 405 instead."""
     environ = asked.environ
     sent = environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")
-    if asked.method in TAKE_NO_BODY and asked.url_rule is not None and sent and read_body(asked):
+    if (asked.method in TAKE_NO_BODY and asked.url_rule is not None and sent
+            and not asked.is_json and read_body(asked)):
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
-                       "takes no request body; send none (parameters go in the query string, "
-                       "where a route takes them)")
+                       "reads no request body, and one not sent as JSON is refused (this one "
+                       f"came as {asked.mimetype or 'no Content-Type'}); send none")
 
 
 def read_body(asked: Request) -> bytes:

@@ -2,7 +2,7 @@
 gthread) over a raw socket: a chunked body is read only up to the limit and refused with
 413, and the process does not take the memory of the rest; a Content-Length over the limit
 is refused at once, without waiting for the body; a body to a route that reads none is
-refused and the connection serves on."""
+refused, unless sent as JSON, and the connection serves on."""
 
 from __future__ import annotations
 
@@ -68,12 +68,12 @@ def test_a_gzipped_chunked_body_gets_501_and_the_connection_is_closed(embedded_s
 
 
 
-def test_a_get_with_a_body_gets_415_and_the_connection_serves_on(embedded_server):
+def test_a_get_with_a_body_not_json_gets_415_and_the_connection_serves_on(embedded_server):
     with socket.create_connection(("127.0.0.1", embedded_server.port),
                                   timeout=SOCKET_TIMEOUT) as sock:
         sock.sendall(b"GET /v1/games HTTP/1.1\r\nHost: test\r\n"
-                     b"Content-Type: application/json\r\nContent-Length: 11\r\n\r\n"
-                     b'{"limit":5}')
+                     b"Content-Type: text/plain\r\nContent-Length: 7\r\n\r\n"
+                     b'limit=5')
         status, headers, body = read_response(sock)
         assert status == 415, (status, body[:300])
         assert json.loads(body)["code"] == "unsupported_media_type", body
