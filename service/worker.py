@@ -83,7 +83,6 @@ class _Worker(SeldomRenewed, FewerRoundTrips, SimpleWorker):
         if self.outage is not None:  # it reached Redis just now
             self.outage.up()
 
-
     def handle_exception(self, job, *exc_info):
         """A job that failed for want of the events' Redis reports that outage (once, with
         the sweeper's lines) instead of RQ's traceback a job; RQ records the failure, and

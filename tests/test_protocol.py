@@ -177,7 +177,6 @@ def test_a_body_marked_identity_encoded_is_taken(client):
     assert response.status_code == 201, response.get_json()
 
 
-
 @pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded"])
 def test_a_body_not_sent_as_json_to_a_route_that_reads_none_gets_415(client, table,
                                                                       content_type):

@@ -81,7 +81,7 @@ def refuse_large_body(asked: Request, limit: int | None) -> None:
 
 
 # The methods of the routes that read no request body (every POST and PUT route reads one)
-TAKE_NO_BODY = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
+NO_BODY_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
 def refuse_stray_body(asked: Request) -> None:
@@ -92,7 +92,7 @@ def refuse_stray_body(asked: Request) -> None:
     a path no route takes gets its 404 or 405 instead."""
     environ = asked.environ
     sent = environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")
-    if (asked.method in TAKE_NO_BODY and asked.url_rule is not None and sent
+    if (asked.method in NO_BODY_METHODS and asked.url_rule is not None and sent
             and not asked.is_json and read_body(asked)):
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
                        "reads no request body, and one not sent as JSON is refused (this one "
