@@ -152,8 +152,10 @@ class Limiter:
 
     def _limit(self) -> tuple[Rate, str, str] | None:
         """The rate this request counts against, the key of its bucket, and whose limit
-        it is."""
-        if self.tables and request.endpoint == "tables.create_table":
+        it is. Only the POST makes a table: an OPTIONS of ``/v1/tables`` (a browser's
+        preflight, say) counts as any other request does."""
+        if (self.tables and request.endpoint == "tables.create_table"
+                and request.method == "POST"):
             return self.tables, _tables_key(_address()), TABLE_LIMIT
         if self.general is None:
             return None

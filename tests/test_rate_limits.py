@@ -336,6 +336,12 @@ def test_table_creation_alone_can_be_limited(limited):
         "cardroom:rate:tables:127.0.0.1"]
 
 
+def test_an_options_of_the_tables_path_spends_no_table_creation(limited):
+    client, _ = limited(tables=Rate(1, 3600))
+    assert [client.options("/v1/tables").status_code for _ in range(3)] == [200] * 3
+    assert client.post("/v1/tables", json={"game": "five-card-draw"}).status_code == 201
+
+
 def test_without_a_table_limit_table_creation_counts_against_the_general_one(limited):
     client, _ = limited(general=Rate(2, 60))
     assert client.get("/v1/games").status_code == 200
