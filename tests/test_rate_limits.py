@@ -404,3 +404,6 @@ def test_with_redis_unavailable_a_limited_request_gets_503(limited, monkeypatch)
     assert response.status_code == 503, response.get_json()
     assert response.get_json()["code"] == "store_unavailable"
     assert response.headers["Retry-After"]
+    contract = Contract(client, yaml.safe_load(SPEC_PATH.read_text()))
+    for template in ("/v1/games", "/v1/fairness", "/replay/{table_id}/{hand_no}"):
+        contract.call("GET", template, path={"table_id": "t", "hand_no": 1}, expect=503)
