@@ -100,6 +100,17 @@ def test_a_post_with_a_doubled_slash_gets_a_404_that_names_the_path(client, fake
     assert fake_backend.redis.dbsize() == 0  # no table was made
 
 
+def test_a_path_that_starts_with_a_doubled_slash_is_redirected_or_refused(client, fake_backend):
+    """As gunicorn gives it: Werkzeug's ``path`` drops the slashes a path starts with."""
+    doubled = {"environ_overrides": {"PATH_INFO": "//v1/tables"}}
+    problem = assert_problem(client.post("/", json={"game": "five-card-draw"}, **doubled), 404,
+                             "not_found")
+    assert "the path is /v1/tables," in problem["detail"]
+    assert fake_backend.redis.dbsize() == 0  # no table was made
+    response = client.get("/", environ_overrides={"PATH_INFO": "//v1/games"})
+    assert response.status_code == 308 and response.headers["Location"] == "/v1/games"
+
+
 @pytest.mark.parametrize("method", ["DELETE", "POST"])
 def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method):
     response = client.open("/v1/games/", method=method)

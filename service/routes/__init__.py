@@ -15,6 +15,7 @@ from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import (BadRequest, ClientDisconnected, MethodNotAllowed, NotFound,
                                  RequestEntityTooLarge)
 from werkzeug.routing import IntegerConverter, RequestRedirect
+from werkzeug.wsgi import get_path_info
 
 from domain.fairness import canonical_json
 from service.problems import ApiError
@@ -131,10 +132,13 @@ def without_stray_slashes(asked: Request):
     (``/v1//games``) is redirected to it (GET and HEAD, 308, to a path: Werkzeug's own
     redirect of a doubled slash names the host the request gave) or, for other methods,
     refused with a 404 whose detail names it (a redirected write may be sent again without
-    its body by a careless client). A method that route does not take gets its 405 at once."""
-    if not isinstance(asked.routing_exception, (NotFound, RequestRedirect)):
+    its body by a careless client). A method that route does not take gets its 405 at once.
+    A path that starts with a doubled slash (``//v1/tables``) is one too, though Werkzeug's
+    ``path`` drops it and routes the request."""
+    leading = asked.environ.get("PATH_INFO", "").startswith("//")
+    if not (leading or isinstance(asked.routing_exception, (NotFound, RequestRedirect))):
         return None
-    path = asked.path
+    path = get_path_info(asked.environ) if leading else asked.path
     target = re.sub("//+", "/", path).rstrip("/")
     if target == path:
         return None
