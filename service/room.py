@@ -170,8 +170,11 @@ class Cardroom(Reads):
                                    client_key, f"chips:{viewer.player_id}", remember,
                                    table=table, seated=viewer)
 
-    def leave(self, table_id: str, seat: int, actor: str) -> dict:
-        return self._table_command(table_id, LeaveTable(seat=seat), actor, None, None,
+    def leave(self, table_id: str, seat: int, actor: str,
+              client_key: ClientKey | None = None) -> dict:
+        """With an Idempotency-Key, a retry is answered the first leave again: it does not
+        free the seat once more, from whoever has taken it since (the admin's token would)."""
+        return self._table_command(table_id, LeaveTable(seat=seat), actor, client_key, "leave",
                                    lambda events, _: {"seat": seat,
                                                       "cashed_out": events[0].cashed_out})
 

@@ -357,6 +357,17 @@ def test_a_replayed_action_is_marked_and_a_first_answer_is_not(client, table, ha
     assert again.data == first.data  # the same bytes, keys in the same order
 
 
+def test_a_retried_leave_is_replayed_and_frees_no_one_who_sat_down_since(client, table):
+    url = f"/v1/tables/{table['id']}/players"
+    first = client.delete(f"{url}/3", headers={**table["admin"], "Idempotency-Key": "gone"})
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first.headers
+    assert client.post(url, json={"name": "dee", "buy_in": 500}).get_json()["seat"] == 3
+    again = client.delete(f"{url}/3", headers={**table["admin"], "Idempotency-Key": "gone"})
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.data == first.data
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
+    assert [s["name"] for s in seats] == ["ann", "bob", "dee"]
+
+
 def test_replayed_joins_chips_and_hand_starts_are_marked(client, table):
     path = f"/v1/tables/{table['id']}"
     writes = [

@@ -64,4 +64,4 @@ def add_chips(table_id: str, seat: int):
 def leave_table(table_id: str, seat: int):
     caller = require(room().table(table_id).state, "player", "admin", seat=seat)
     actor = "admin" if caller.role == "admin" else f"seat:{seat}"
-    return room().leave(table_id, seat, actor), 200
+    return answered(room().leave(table_id, seat, actor, client_key()), 200)
