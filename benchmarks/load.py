@@ -4,8 +4,8 @@ stack's floor (``benchmarks/floor.py``) measured in the same run.
 Run from the repository root, against a running ``cardroom serve`` (and its workers):
     python benchmarks/load.py BASE_URL --tables N --seconds S [--floor URL]
                               [--probe-seconds 5] [--probe-hands 40] [--probes floor,read,action]
-                              [--processes P] [--redis-url URL (default: REDIS_URL)]
-                              [--uneven]
+                              [--rounds 1] [--processes P]
+                              [--redis-url URL (default: REDIS_URL)] [--uneven]
 (BENCHMARKS.md shows how to start the whole stack: a private redis-server, the API, two
 workers and ``benchmarks/floor.py``.)
 
@@ -23,7 +23,9 @@ each: the floor route, a hand read (the same player's read of a hand, again and 
 and an action (``--probe-hands`` hands per client started beforehand, outside the
 timing, then only their 12 actions; the last one of each hand enqueues its showdown, so
 the workers run meanwhile). It prints their ratios to the floor beside the goals of
-issue 9.
+issue 9. With ``--rounds K`` the three probes take turns K times and each ratio is taken
+over all of a probe's requests and time: on a machine whose speed drifts from minute to
+minute, the floor and the service are then measured across the same minutes.
 
 The CPU split is the user + system time, over each window, of the API's processes (the
 ones listening on BASE_URL's port and their children), the ``cardroom worker``
@@ -434,13 +436,19 @@ def cpu_times(watched: dict[str, set[int]]) -> dict[str, float]:
 
 # --- the report ----------------------------------------------------------------------
 
-def rate(phase: Phase, kind: str) -> tuple[float, list[float], int]:
+def rate(phase: Phase, kind: str) -> tuple[float, list[float], int, float]:
     """Requests of ``kind`` per second within the window where every slot ran, their
-    latencies, and how many failed."""
+    latencies, how many failed, and that window's length in seconds."""
     end = min([phase.end] + [o["ran_out"] for o in phase.outputs if "ran_out" in o])
     done = [s for o in phase.outputs for s in o["samples"] if s[0] == kind and s[2] <= end]
     ok = [s for s in done if s[3] < 400]
-    return len(ok) / (end - phase.start), [s[2] - s[1] for s in ok], len(done) - len(ok)
+    window = end - phase.start
+    return len(ok) / window, [s[2] - s[1] for s in ok], len(done) - len(ok), window
+
+
+def overall(rounds: list[tuple[float, list[float], int, float]]) -> float:
+    """Requests per second over every round of a probe: all its requests over all its time."""
+    return sum(r * window for r, _, _, window in rounds) / sum(w for *_, w in rounds)
 
 
 def cpu_split(phase: Phase) -> str:
@@ -466,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="hands started per slot for the action probe")
     parser.add_argument("--probes", default="floor,read,action",
                         help="which of the floor probes to run (all by default)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the floor probes this many times, taking turns, and take "
+                        "the ratios over all of them (a machine whose speed drifts)")
     parser.add_argument("--processes", type=int, default=min(4, os.cpu_count() or 1))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL"))
     parser.add_argument("--uneven", action="store_true",
@@ -489,15 +500,17 @@ def main(argv: list[str] | None = None) -> int:
         print("no --redis-url (nor REDIS_URL): the workers' and Redis's CPU count as other",
               flush=True)
 
-    probes = {}
-    if args.floor:
-        for kind, extra in (("floor", {}), ("read", {}), ("action", {"hands": args.probe_hands})):
-            if kind not in args.probes:
-                continue
+    probes: dict[str, list] = {}
+    kinds = [(kind, extra) for kind, extra in (
+        ("floor", {}), ("read", {}), ("action", {"hands": args.probe_hands}))
+        if kind in args.probes] if args.floor else []
+    for _ in range(args.rounds):
+        for kind, extra in kinds:
             probe = run_phase(kind, args, args.probe_seconds, watched, **extra)
-            probes[kind] = rate(probe, kind)
-            print(f"probe {kind}: {probes[kind][0]:.0f} requests/s, p50 {ms(probes[kind][1], .5)} "
-                  f"ms, p99 {ms(probes[kind][1], .99)} ms, errors {probes[kind][2]}; "
+            per_second, latencies, failed, _ = measured = rate(probe, kind)
+            probes.setdefault(kind, []).append(measured)
+            print(f"probe {kind}: {per_second:.0f} requests/s, p50 {ms(latencies, .5)} "
+                  f"ms, p99 {ms(latencies, .99)} ms, errors {failed}; "
                   f"CPU {cpu_split(probe)}; connections {probe.spread}", flush=True)
 
     phase = run_phase("load", args, args.seconds, watched)
@@ -528,10 +541,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"API CPU per request {api_ms:.2f} ms")
 
     if len(probes) == 3:
-        floor = probes["floor"][0]
-        print(f"\nratios to the floor ({floor:.0f} requests/s at {args.tables} in parallel):")
-        print(f"  read / floor   {probes['read'][0] / floor:.2f}  (goal >= 0.8)")
-        print(f"  action / floor {probes['action'][0] / floor:.2f}  (goal >= 0.5)")
+        floor, read, action = (overall(probes[kind]) for kind in ("floor", "read", "action"))
+        over = f", over {args.rounds} rounds" if args.rounds > 1 else ""
+        print(f"\nratios to the floor ({floor:.0f} requests/s at {args.tables} in parallel"
+              f"{over}):")
+        print(f"  read / floor   {read / floor:.2f}  (goal >= 0.8)")
+        print(f"  action / floor {action / floor:.2f}  (goal >= 0.5)")
         target = 0.5 * floor / per_hand
         print(f"  hands/s {hands / window:.1f} vs 0.5 x floor / requests per hand = {target:.1f}"
               f"  ({hands / window / target:.2f} of it; goal >= 1)")
