@@ -253,12 +253,20 @@ def _metrics_port(parser: argparse.ArgumentParser) -> int | None:
     return int(raw)
 
 
+def _tcp_port(raw: str) -> int:
+    """``--port``: a TCP port, 1 to 65535, as ``PORT`` must be (gunicorn fails on any other
+    with a traceback, or binds a random port for 0)."""
+    if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= 65535):
+        raise argparse.ArgumentTypeError(f"must be a TCP port, 1 to 65535, got {raw!r}")
+    return int(raw)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cardroom", description="cardroom card-game service")
     commands = parser.add_subparsers(dest="command", required=True)
     serve_cmd = commands.add_parser("serve", help="run the HTTP API under gunicorn")
     serve_cmd.add_argument("--host", help="bind address (env HOST, default 127.0.0.1)")
-    serve_cmd.add_argument("--port", type=int, help="port (env PORT, default 8000)")
+    serve_cmd.add_argument("--port", type=_tcp_port, help="port (env PORT, default 8000)")
     serve_cmd.add_argument("--workers", type=int, default=WORKERS,
                            help=f"processes with REDIS_URL (default {WORKERS})")
     serve_cmd.add_argument("--threads", type=int, default=THREADS,

@@ -102,6 +102,20 @@ def test_config_rejects_what_cannot_be_connected_to(name, raw):
         Config.from_env({"REDIS_URL": "redis://127.0.0.1:6379/0", name: raw})
 
 
+@pytest.mark.parametrize("port", ["99999", "0", "-5", "http", "\u00b2"])
+def test_serve_refuses_a_port_option_that_is_no_tcp_port(port, capsys, monkeypatch):
+    from service import cli
+
+    monkeypatch.setattr(cli, "serve", lambda *args: pytest.fail(f"served on port {port}"))
+    for name in ("REDIS_URL", "REDIS_CLUSTER", "RQ_REDIS_URL", "PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--port", port])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err  # argparse's usage, and one line: no traceback
+    assert f"argument --port: must be a TCP port, 1 to 65535, got '{port}'" in error
+
+
 # --- embedded backend --------------------------------------------------------
 
 def test_embedded_backend_runs_lua_and_returns_bytes(fake_backend):
