@@ -248,7 +248,7 @@ def _metrics_port(parser: argparse.ArgumentParser) -> int | None:
     raw = os.environ.get("CARDROOM_METRICS_PORT", "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
+    if not (raw.isascii() and raw.isdigit() and 0 < int(raw) < 65536):
         parser.error(f"CARDROOM_METRICS_PORT must be a port number, got {raw!r}")
     return int(raw)
 

@@ -177,6 +177,18 @@ def test_a_worker_whose_metrics_port_is_taken_says_so_and_exits(cardroom_process
     assert f"127.0.0.1:{port} (CARDROOM_METRICS_PORT)" in said and "Traceback" not in said, said
 
 
+@pytest.mark.parametrize("raw", ["0", "65536", "nine", "-1", "\u00b2"])
+def test_a_worker_s_metrics_port_that_is_no_port_is_one_line(raw, monkeypatch, capsys):
+    import argparse
+
+    from service.cli import _metrics_port
+
+    monkeypatch.setenv("CARDROOM_METRICS_PORT", raw)
+    with pytest.raises(SystemExit):
+        _metrics_port(argparse.ArgumentParser(prog="cardroom"))
+    assert f"CARDROOM_METRICS_PORT must be a port number, got {raw!r}" in capsys.readouterr().err
+
+
 def test_metrics_are_answered_while_the_store_is_down():
     nowhere = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     client = create_app(backend=Backend.from_config(Config(redis_url=nowhere))).test_client()
