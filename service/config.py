@@ -163,7 +163,8 @@ def _number(environ: Mapping[str, str], name: str, kind: type, default):
     try:
         value = kind(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+        number = "a whole number" if kind is int else "a number"  # 1.5 is a number
+        raise ValueError(f"{name} must be {number}, got {raw!r}") from None
     if not math.isfinite(value):  # nan and inf pass every comparison below, or fail every one
         raise ValueError(f"{name} must be a finite number, got {raw!r}")
     if value < 0:

@@ -93,6 +93,18 @@ def test_config_rejects_bad_numbers(name, raw):
         Config.from_env({name: raw})
 
 
+@pytest.mark.parametrize("name, raw, says", [
+    ("PORT", "1.5", "PORT must be a whole number, got '1.5'"),
+    ("CARDROOM_TRUSTED_PROXIES", "1.5", "CARDROOM_TRUSTED_PROXIES must be a whole number"),
+    ("CARDROOM_MAX_BODY_BYTES", "64k", "CARDROOM_MAX_BODY_BYTES must be a whole number"),
+    ("CARDROOM_ARCHIVE_AFTER", "1d", "CARDROOM_ARCHIVE_AFTER must be a number, got '1d'"),
+])
+def test_config_says_which_kind_of_number_it_takes(name, raw, says):
+    with pytest.raises(ValueError) as refused:
+        Config.from_env({name: raw})
+    assert str(refused.value).startswith(says)
+
+
 @pytest.mark.parametrize("name, raw", [("REDIS_URL", "redis://127.0.0.1:notaport/0"),
                                        ("REDIS_URL", "http://127.0.0.1:6379/0"),
                                        ("RQ_REDIS_URL", "redis://h:99999/0"),
