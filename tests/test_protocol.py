@@ -197,6 +197,14 @@ def test_a_body_not_sent_as_json_to_a_route_that_reads_none_gets_415(client, tab
     assert "reads no request body" in problem["detail"]
 
 
+def test_a_compressed_body_to_a_route_that_reads_none_gets_415(client, table):
+    headers = {**table["admin"], "Content-Encoding": "gzip"}
+    response = client.get(f"/v1/tables/{table['id']}", data=gzip.compress(b"{}"),
+                          content_type="application/json", headers=headers)
+    problem = assert_problem(response, 415, "unsupported_media_type")
+    assert "reads no request body" in problem["detail"] and "gzip" in problem["detail"]
+
+
 def test_a_json_body_to_a_route_that_reads_none_is_ignored(client, table):
     response = client.get(f"/v1/tables/{table['id']}", json={}, headers=table["admin"])
     assert response.status_code == 200, response.get_json()

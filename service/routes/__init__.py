@@ -86,18 +86,22 @@ NO_BODY_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS"})
 
 
 def refuse_stray_body(asked: Request) -> None:
-    """A body not declared as JSON gets 415 on every route, also one that reads no body (a
-    GET, a DELETE), as ``body()`` refuses it on the others. A JSON body there is ignored
-    (RFC 9110 gives a GET's content no meaning): clients that send ``{}`` with every
-    request keep working. An empty body, with ``Content-Length: 0`` or chunked, is none;
-    a path no route takes gets its 404 or 405 instead."""
+    """A body not declared as JSON, or compressed, gets 415 on every route, also one that
+    reads no body (a GET, a DELETE), as ``body()`` refuses it on the others. A JSON body
+    there is ignored (RFC 9110 gives a GET's content no meaning): clients that send ``{}``
+    with every request keep working. An empty body, with ``Content-Length: 0`` or chunked,
+    is none; a path no route takes gets its 404 or 405 instead."""
     environ = asked.environ
     sent = environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")
+    coding = asked.headers.get("Content-Encoding", "").strip().lower()
+    packed = coding not in ("", "identity")
     if (asked.method in NO_BODY_METHODS and asked.url_rule is not None and sent
-            and not asked.is_json and read_body(asked)):
+            and (packed or not asked.is_json) and read_body(asked)):
+        came = (f"with Content-Encoding {shown(coding)}" if packed
+                else f"as {asked.mimetype or 'no Content-Type'}")
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
-                       "reads no request body, and one not sent as JSON is refused (this one "
-                       f"came as {asked.mimetype or 'no Content-Type'}); send none")
+                       "reads no request body, and one not sent as uncompressed JSON is refused "
+                       f"(this one came {came}); send none")
 
 
 def read_body(asked: Request) -> bytes:
