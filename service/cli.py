@@ -244,15 +244,6 @@ def _forget_dead_process(server, worker) -> None:
     multiprocess.mark_process_dead(worker.pid)
 
 
-def _metrics_port(parser: argparse.ArgumentParser) -> int | None:
-    raw = os.environ.get("CARDROOM_METRICS_PORT", "").strip()
-    if not raw:
-        return None
-    if not (raw.isascii() and raw.isdigit() and 0 < int(raw) < 65536):
-        parser.error(f"CARDROOM_METRICS_PORT must be a port number, got {raw!r}")
-    return int(raw)
-
-
 def _tcp_port(raw: str) -> int:
     """``--port``: a TCP port, 1 to 65535, as ``PORT`` must be (gunicorn fails on any other
     with a traceback, or binds a random port for 0)."""
@@ -296,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (config.secret_key and config.signing_key):
             parser.error("cardroom worker needs CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY, "
                          "the same as the API's (`cardroom keys` prints a pair)")
-        return run_worker(config, metrics_port=_metrics_port(parser))
+        return run_worker(config, metrics_port=config.metrics_port)
     if args.host:
         config = replace(config, host=args.host)
     if args.port is not None:

@@ -52,6 +52,7 @@ class Config:
     rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
     archive_after: float | None = None  # CARDROOM_ARCHIVE_AFTER, seconds; None = never
     client_silence: float = 30.0  # CARDROOM_CLIENT_SILENCE, seconds; see service.refusals
+    metrics_port: int | None = None  # CARDROOM_METRICS_PORT: a worker's own metrics, on HOST
     # CARDROOM_TRUSTED_PROXIES: proxies in front of the API, each adding the address it was
     # sent from to X-Forwarded-For; the client's address is the one the outermost added
     trusted_proxies: int = 0
@@ -116,6 +117,7 @@ class Config:
             ), "CARDROOM_CLIENT_SILENCE"),
             trusted_proxies=_number(environ, "CARDROOM_TRUSTED_PROXIES", int,
                                     default.trusted_proxies),
+            metrics_port=_optional_port(environ, "CARDROOM_METRICS_PORT"),
         )
 
 
@@ -177,10 +179,16 @@ def _seconds(environ: Mapping[str, str], name: str) -> float | None:
     return _number(environ, name, float, None)
 
 
-def _port(value: int) -> int:
+def _port(value: int, name: str = "PORT") -> int:
     if not 1 <= value <= 65535:
-        raise ValueError(f"PORT must be a TCP port, 1 to 65535, got {value}")
+        raise ValueError(f"{name} must be a TCP port, 1 to 65535, got {value}")
     return value
+
+
+def _optional_port(environ: Mapping[str, str], name: str) -> int | None:
+    """A TCP port; unset or empty: None."""
+    value = _number(environ, name, int, None)
+    return None if value is None else _port(value, name)
 
 
 def _positive(value, name: str):

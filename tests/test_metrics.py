@@ -177,16 +177,14 @@ def test_a_worker_whose_metrics_port_is_taken_says_so_and_exits(cardroom_process
     assert f"127.0.0.1:{port} (CARDROOM_METRICS_PORT)" in said and "Traceback" not in said, said
 
 
-@pytest.mark.parametrize("raw", ["0", "65536", "nine", "-1", "\u00b2"])
-def test_a_worker_s_metrics_port_that_is_no_port_is_one_line(raw, monkeypatch, capsys):
-    import argparse
-
-    from service.cli import _metrics_port
-
-    monkeypatch.setenv("CARDROOM_METRICS_PORT", raw)
-    with pytest.raises(SystemExit):
-        _metrics_port(argparse.ArgumentParser(prog="cardroom"))
-    assert f"CARDROOM_METRICS_PORT must be a port number, got {raw!r}" in capsys.readouterr().err
+@pytest.mark.parametrize("raw, says", [("0", "be a TCP port"), ("65536", "be a TCP port"),
+                                       ("nine", "be a whole number"), ("-1", "not be negative"),
+                                       ("\u00b2", "be a whole number")])
+def test_a_worker_s_metrics_port_that_is_no_port_is_refused_by_name(raw, says):
+    with pytest.raises(ValueError, match=f"CARDROOM_METRICS_PORT must {says}"):
+        Config.from_env({"CARDROOM_METRICS_PORT": raw})
+    assert Config.from_env({"CARDROOM_METRICS_PORT": "9101"}).metrics_port == 9101
+    assert Config.from_env({}).metrics_port is None
 
 
 def test_metrics_are_answered_while_the_store_is_down():
