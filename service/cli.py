@@ -271,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         return print_keys()
     try:
         config = Config.from_env()
-    except ValueError as exc:
-        parser.error(str(exc))
+    except ValueError as exc:  # a setting, not the command line: one line, without the usage
+        parser.exit(2, f"cardroom: error: {exc}\n")
     if config.redis_cluster:
         _reach_cluster(parser, config)
     elif config.redis_url:
@@ -285,8 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         from service.worker import run_worker
 
         if not (config.secret_key and config.signing_key):
-            parser.error("cardroom worker needs CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY, "
-                         "the same as the API's (`cardroom keys` prints a pair)")
+            parser.exit(2, "cardroom: error: cardroom worker needs CARDROOM_SECRET_KEY and "
+                        "CARDROOM_SIGNING_KEY, the same as the API's (`cardroom keys` prints "
+                        "a pair)\n")
         return run_worker(config, metrics_port=config.metrics_port)
     if args.host:
         config = replace(config, host=args.host)

@@ -128,6 +128,27 @@ def test_serve_refuses_a_port_option_that_is_no_tcp_port(port, capsys, monkeypat
     assert f"argument --port: must be a TCP port, 1 to 65535, got '{port}'" in error
 
 
+@pytest.mark.parametrize("command, environ, says", [
+    ("serve", {"CARDROOM_RATE_LIMIT": "lots"}, "CARDROOM_RATE_LIMIT must be N/S"),
+    ("worker", {"CARDROOM_ARCHIVE_AFTER": "1h"}, "CARDROOM_ARCHIVE_AFTER must be a number"),
+    ("worker", {"REDIS_URL": "redis://127.0.0.1:1/0"}, "cardroom worker needs CARDROOM_SECRET"),
+])
+def test_a_bad_setting_stops_cardroom_in_one_line(command, environ, says, capsys, monkeypatch):
+    from service import cli
+
+    monkeypatch.setattr(cli, "serve", lambda *args: pytest.fail("served"))
+    monkeypatch.setattr(cli, "_refuse_a_cluster_node", lambda *args: None)
+    for name in ("REDIS_URL", "REDIS_CLUSTER", "RQ_REDIS_URL", *cli.KEY_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command])
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"cardroom: error: {says}") and error.count("\n") == 1, error
+
+
 # --- embedded backend --------------------------------------------------------
 
 def test_embedded_backend_runs_lua_and_returns_bytes(fake_backend):

@@ -57,7 +57,7 @@ def test_incomplete_redis_settings_are_refused_with_the_missing_name(environ, na
 def test_cardroom_refuses_to_start_on_a_cluster_without_rq_redis_url(cardroom_process):
     for command in ("serve", "worker"):
         proc = cardroom_process(command, REDIS_URL=EVENTS, REDIS_CLUSTER="true")
-        assert proc.wait(20) == 2, proc.log_path.read_text()  # argparse's usage error
+        assert proc.wait(20) == 2, proc.log_path.read_text()  # a bad setting: exit 2, one line
         assert "RQ_REDIS_URL" in proc.log_path.read_text()
 
 

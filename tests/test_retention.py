@@ -323,7 +323,7 @@ def test_a_malformed_setting_is_refused_with_its_name(raw):
 
 def test_cardroom_refuses_to_start_with_a_malformed_setting(cardroom_process):
     proc = cardroom_process("serve", CARDROOM_ARCHIVE_AFTER="a while")
-    assert proc.wait(20) == 2, proc.log_path.read_text()  # argparse's usage error
+    assert proc.wait(20) == 2, proc.log_path.read_text()  # a bad setting: exit 2, one line
     assert "CARDROOM_ARCHIVE_AFTER" in proc.log_path.read_text()
 
 
