@@ -101,7 +101,8 @@ FIVE_CARD_DRAW = Variant(
     forced=("ante", "blinds"),
     options=(
         Option("rules", "string", "house", "the rule book the other defaults come from: house "
-               "(000: ante 25, spread 25 to 100, round two doubled, all bets covered, draw 3); "
+               "(000: ante 25, a bet of 25 raised 25 at a time to 100, round two doubled, all bets "
+               "covered, draw 3); "
                "casino (002: blinds, fixed limit, draw 5); club (001: ante 1, bets 1 to 5)",
                allowed=("house", "casino", "club"), sets={
                    "house": {"structure": "house", "all_in": "forbidden"},
