@@ -198,9 +198,13 @@ class Blocks:
 
 def _refusal(rate: Rate, whose: str, seconds: float, why: str = "") -> ApiError:
     retry_after = max(1, math.ceil(seconds))
-    return ApiError(429, "rate_limited", f"over {whose} of {rate.requests} requests per "
-                    f"{rate.seconds} seconds{why}; try again in {retry_after} s",
+    return ApiError(429, "rate_limited", f"over {whose} of {_count(rate.requests, 'request')} "
+                    f"per {_count(rate.seconds, 'second')}{why}; try again in {retry_after} s",
                     headers={"Retry-After": str(retry_after)})
+
+
+def _count(number, thing: str) -> str:
+    return f"{number:g} {thing}" + ("" if number == 1 else "s")
 
 
 def _address() -> str:

@@ -33,9 +33,18 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+_ACRONYMS = {"uri": "URI", "json": "JSON", "phh": "PHH", "id": "ID"}
+
+
+def _title(code: str) -> str:
+    """``uri_too_long``: "URI too long"."""
+    words = [_ACRONYMS.get(word, word) for word in code.split("_")]
+    return " ".join([words[0][:1].upper() + words[0][1:], *words[1:]])
+
+
 def problem_body(status: int, code: str, detail: str, request_id: str | None,
                  **extra) -> dict:
-    return {"type": f"/problems/{code}", "title": code.replace("_", " ").capitalize(),
+    return {"type": f"/problems/{code}", "title": _title(code),
             "status": status, "detail": detail, "code": code, **extra,
             "request_id": request_id}
 

@@ -199,6 +199,14 @@ def test_monitoring_and_documentation_are_never_limited(limited, path):
     assert all(client.get(path).status_code in (200, 302) for _ in range(3))
 
 
+def test_a_refusal_names_its_limit_in_words(limited):
+    client, _ = limited(general=Rate(1, 1))
+    client.get("/v1/games")
+    response = client.get("/v1/games")
+    assert_rate_limited(response)
+    assert "of 1 request per 1 second;" in response.get_json()["detail"]
+
+
 @pytest.mark.parametrize("path", ["/docs/", "/metrics/", "/healthz/", "/openapi.json//"])
 def test_a_stray_slash_on_an_exempt_path_is_redirected_not_limited(limited, path):
     client, _ = limited(general=Rate(1, 60))
