@@ -32,7 +32,6 @@ own, and the bucket is shared in Redis, so the limit holds across processes.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -44,6 +43,7 @@ from service import auth
 from service.config import Rate
 from service.problems import ApiError, answer
 from service.room import hash_token
+from service.routes import without_stray
 from service.store import Script
 
 # Monitoring and documentation are never limited: probes and the reference always answer.
@@ -82,7 +82,7 @@ def _exempt(path: str) -> bool:
     if path in EXEMPT_PATHS:
         return True
     stray = path.endswith("/") or "//" in path
-    return stray and (re.sub("//+", "/", path).rstrip("/") or "/") in EXEMPT_PATHS
+    return stray and (without_stray(path) or "/") in EXEMPT_PATHS
 
 
 def register(app: Flask, redis, general: Rate | None, tables: Rate | None) -> None:

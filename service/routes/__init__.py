@@ -95,14 +95,19 @@ def refuse_stray_body(asked: Request) -> None:
     sent = environ.get("CONTENT_LENGTH", "0") != "0" or environ.get("HTTP_TRANSFER_ENCODING")
     if not (sent and asked.method in NO_BODY_METHODS and asked.url_rule is not None):
         return  # most requests: the rest is not looked at
-    coding = environ.get("HTTP_CONTENT_ENCODING", "").strip().lower()
-    packed = coding not in ("", "identity")
-    if (packed or not asked.is_json) and read_body(asked):
-        came = (f"with Content-Encoding {shown(coding)}" if packed
+    coding = content_coding(asked)
+    if (coding or not asked.is_json) and read_body(asked):
+        came = (f"with Content-Encoding {shown(coding)}" if coding
                 else f"as {asked.mimetype or 'no Content-Type'}")
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
                        "reads no request body, and one not sent as uncompressed JSON is refused "
                        f"(this one came {came}); send none")
+
+
+def content_coding(asked: Request) -> str:
+    """The body's ``Content-Encoding`` (lower case), or "" when it is sent as it is."""
+    coding = asked.environ.get("HTTP_CONTENT_ENCODING", "").strip().lower()
+    return "" if coding == "identity" else coding
 
 
 def read_body(asked: Request) -> bytes:
@@ -132,6 +137,11 @@ def _close_connection(asked: Request) -> None:
         close()
 
 
+def without_stray(path: str) -> str:
+    """``path`` with single slashes and none at the end ("" for the root)."""
+    return re.sub("//+", "/", path).rstrip("/")
+
+
 def without_stray_slashes(asked: Request):
     """A path that names a route but for a trailing slash (``/v1/games/``) or a doubled one
     (``/v1//games``) is redirected to it (GET and HEAD, 308, to a path: Werkzeug's own
@@ -144,7 +154,7 @@ def without_stray_slashes(asked: Request):
     if not (leading or isinstance(asked.routing_exception, (NotFound, RequestRedirect))):
         return None
     path = get_path_info(asked.environ) if leading else asked.path
-    target = re.sub("//+", "/", path).rstrip("/")
+    target = without_stray(path)
     if target == path:
         return None
     methods = current_app.create_url_adapter(asked).allowed_methods(target) if target else []
@@ -165,8 +175,8 @@ def body(schema: Schema) -> dict:
     """The request's JSON body, validated by ``schema``. A body that is not declared as
     JSON gets 415; an empty body without a Content-Type stands for ``{}``."""
     data = read_body(request)
-    coding = request.headers.get("Content-Encoding", "").strip().lower()
-    if data and coding not in ("", "identity"):
+    coding = content_coding(request)
+    if data and coding:
         raise ApiError(415, "unsupported_media_type", "the request body must be sent "
                        f"uncompressed: Content-Encoding {shown(coding)} is not taken",
                        headers={"Accept-Encoding": "identity"})  # RFC 7694
