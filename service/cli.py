@@ -284,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)  # its metrics are its own
         from service.worker import run_worker
 
+        if not config.redis_url:
+            parser.exit(2, "cardroom: error: cardroom worker needs REDIS_URL (e.g. "
+                        "redis://127.0.0.1:6379/0); without it, `cardroom serve` runs jobs in "
+                        "an embedded worker thread\n")
         if not (config.secret_key and config.signing_key):
             parser.exit(2, "cardroom: error: cardroom worker needs CARDROOM_SECRET_KEY and "
                         "CARDROOM_SIGNING_KEY, the same as the API's (`cardroom keys` prints "

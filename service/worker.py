@@ -117,11 +117,6 @@ class _OneLinePerOutage(logging.Filter):
 def run_worker(config: Config, metrics_port: int | None = None) -> int:
     """Work the queue, through any outage of Redis, until SIGTERM/SIGINT; then 0. With
     ``metrics_port``, serve this process's metrics (``service.metrics``) on it."""
-    if not config.redis_url:
-        raise SystemExit(
-            "cardroom worker needs REDIS_URL (e.g. redis://127.0.0.1:6379/0); "
-            "without it, `cardroom serve` runs jobs in an embedded worker thread"
-        )
     logs.configure()  # JSON lines, as the API's: RQ's own lines too
     outage = Outage(log, "the worker waits for it and reconnects",
                     what="the job queue's Redis" if config.rq_apart else "the event store")

@@ -132,6 +132,7 @@ def test_serve_refuses_a_port_option_that_is_no_tcp_port(port, capsys, monkeypat
     ("serve", {"CARDROOM_RATE_LIMIT": "lots"}, "CARDROOM_RATE_LIMIT must be N/S"),
     ("worker", {"CARDROOM_ARCHIVE_AFTER": "1h"}, "CARDROOM_ARCHIVE_AFTER must be a number"),
     ("worker", {"REDIS_URL": "redis://127.0.0.1:1/0"}, "cardroom worker needs CARDROOM_SECRET"),
+    ("worker", {}, "cardroom worker needs REDIS_URL"),
 ])
 def test_a_bad_setting_stops_cardroom_in_one_line(command, environ, says, capsys, monkeypatch):
     from service import cli
