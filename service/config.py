@@ -63,6 +63,9 @@ class Config:
         if self.redis_cluster and not self.rq_redis_url:
             raise ValueError("REDIS_CLUSTER=true needs RQ_REDIS_URL, a Redis for the job queue "
                              "apart from the cluster (RQ does not support Redis Cluster)")
+        if self.redis_cluster and parse_url(self.redis_url).get("db", 0) != 0:
+            raise ValueError("REDIS_URL names a database other than 0, and a Redis Cluster has "
+                             "only database 0 (REDIS_CLUSTER=true)")
         if self.rq_redis_url and not self.redis_url:
             raise ValueError("RQ_REDIS_URL needs REDIS_URL (without it, the embedded mode "
                              "keeps its jobs in process)")

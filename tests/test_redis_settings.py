@@ -48,6 +48,10 @@ def test_a_cluster_keeps_the_job_queue_apart_even_at_the_same_address():
     ({"REDIS_CLUSTER": "true", "RQ_REDIS_URL": JOBS}, "REDIS_URL"),
     ({"RQ_REDIS_URL": JOBS}, "REDIS_URL"),
     ({"REDIS_URL": EVENTS, "RQ_REDIS_URL": JOBS, "REDIS_CLUSTER": "maybe"}, "REDIS_CLUSTER"),
+    ({"REDIS_URL": "redis://127.0.0.1:7000/3", "RQ_REDIS_URL": JOBS, "REDIS_CLUSTER": "true"},
+     "REDIS_URL names a database other than 0"),
+    ({"REDIS_URL": "redis://127.0.0.1:7000?db=1", "RQ_REDIS_URL": JOBS, "REDIS_CLUSTER": "1"},
+     "REDIS_URL names a database other than 0"),
 ])
 def test_incomplete_redis_settings_are_refused_with_the_missing_name(environ, named):
     with pytest.raises(ValueError, match=named):
