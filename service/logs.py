@@ -31,6 +31,7 @@ access_log = logging.getLogger("cardroom.access")
 
 _SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:+/=-]{1,128}")
 _REQUEST_ID = "cardroom.request_id"  # where a request keeps its id, in its WSGI environ
+_MADE_TABLE = "cardroom.made_table"  # the table a request made, in its WSGI environ
 
 
 def request_id(asked: Request | None = None) -> str | None:
@@ -48,6 +49,11 @@ def request_id(asked: Request | None = None) -> str | None:
     return environ[_REQUEST_ID]
 
 
+def made_table(table_id: str) -> None:
+    """Name the table the current request made in its access line (its path has none)."""
+    request.environ[_MADE_TABLE] = table_id
+
+
 def log_request(asked: Request, route: str, status: int, seconds: float,
                 request_id: str) -> None:
     """The access line of ``asked``. Made and handled directly (no ``findCaller``, no
@@ -58,7 +64,8 @@ def log_request(asked: Request, route: str, status: int, seconds: float,
     fields = {"method": method, "path": path, "route": route,
               "status": status, "duration_ms": round(seconds * 1000, 3),
               "remote_addr": asked.remote_addr,
-              "table_id": (asked.view_args or {}).get("table_id")}
+              "table_id": (asked.view_args or {}).get("table_id",
+                                                      asked.environ.get(_MADE_TABLE))}
     access_log.handle(access_log.makeRecord(
         access_log.name, logging.INFO, __file__, 0, "%s %s %s", (method, path, status), None,
         extra={"fields": fields, "request_id": request_id}))

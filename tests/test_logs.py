@@ -99,6 +99,18 @@ def test_each_request_is_one_json_line_with_its_fields_and_no_token(client, tabl
     assert token not in text and "Bearer" not in text and "Authorization" not in text
 
 
+def test_the_line_of_a_new_table_names_it(client, log_lines):
+    made = client.post("/v1/tables", json={"game": "five-card-draw"})
+    again = client.post("/v1/tables", json={"game": "five-card-draw"},
+                        headers={"Idempotency-Key": "k1"})
+    replayed = client.post("/v1/tables", json={"game": "five-card-draw"},
+                           headers={"Idempotency-Key": "k1"})
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    access = [line for line in log_lines() if line["logger"] == "cardroom.access"]
+    assert [line["table_id"] for line in access] == [
+        made.json["table_id"], again.json["table_id"], again.json["table_id"]]
+
+
 def test_a_path_no_route_matches_is_logged_without_a_table(client, log_lines):
     client.get("/v1/tables/x/y/z?token=secret-in-the-query")
     (line,) = [line for line in log_lines() if line["logger"] == "cardroom.access"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from service import schemas
+from service import logs, schemas
 from service.auth import require
 from service.routes import answered, body, client_key, room
 
@@ -14,8 +14,10 @@ tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 @tables.post("")
 def create_table():
     request = body(schemas.create_table)
-    return answered(room().create_table(request["game"], request["options"],
-                                        request["max_seats"], client_key(request)), 201)
+    made = room().create_table(request["game"], request["options"], request["max_seats"],
+                               client_key(request))
+    logs.made_table(made["table_id"])
+    return answered(made, 201)
 
 
 @tables.get("/<table_id>")
