@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from urllib.parse import unquote_to_bytes
 
 import pytest
 
@@ -52,6 +53,17 @@ def test_a_get_with_a_trailing_slash_is_redirected_to_the_path_without_it(client
     response = client.get(path)
     assert response.status_code == 308, response.get_data(as_text=True)
     assert response.headers["Location"] == target
+
+
+@pytest.mark.parametrize("sent, target", [
+    ("/v1/tables/%FF/", "/v1/tables/%FF"),  # no UTF-8: kept as sent, not made U+FFFD
+    ("/v1/tables/caf%C3%A9/", "/v1/tables/caf%C3%A9"),
+    ("/v1/tables/%EF%BF%BD/", "/v1/tables/%EF%BF%BD"),  # U+FFFD itself
+])
+def test_a_trailing_slash_is_redirected_to_the_bytes_sent(client, sent, target):
+    raw = unquote_to_bytes(sent).decode("latin-1")  # PATH_INFO as a WSGI server gives it
+    response = client.get("/", environ_overrides={"PATH_INFO": raw})
+    assert response.status_code == 308 and response.headers["Location"] == target
 
 
 def test_a_redirected_trailing_slash_leads_to_the_route(client):

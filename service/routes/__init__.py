@@ -150,25 +150,27 @@ def without_stray_slashes(asked: Request):
     its body by a careless client). A method that route does not take gets its 405 at once.
     A path that starts with a doubled slash (``//v1/tables``) is one too, though Werkzeug's
     ``path`` drops it and routes the request."""
-    leading = asked.environ.get("PATH_INFO", "").startswith("//")
-    if not (leading or isinstance(asked.routing_exception, (NotFound, RequestRedirect))):
+    sent = asked.environ.get("PATH_INFO", "")  # the path's bytes, as latin-1 (WSGI)
+    if not (sent.startswith("//")
+            or isinstance(asked.routing_exception, (NotFound, RequestRedirect))):
         return None
-    path = get_path_info(asked.environ) if leading else asked.path
-    target = without_stray(path)
-    if target == path:
+    mended = without_stray(sent).encode("latin-1")
+    if mended == sent.encode("latin-1"):
         return None
+    path, target = get_path_info(asked.environ), mended.decode(errors="replace")
     methods = current_app.create_url_adapter(asked).allowed_methods(target) if target else []
     if not methods:
         return None
     if asked.method not in methods:
         raise MethodNotAllowed(valid_methods=methods)
-    if asked.method in ("GET", "HEAD"):
+    if asked.method in ("GET", "HEAD"):  # to the bytes sent, even those that are no UTF-8
         query = asked.query_string.decode("latin-1")
-        return redirect(quote(asked.script_root + target) + (f"?{query}" if query else ""), 308)
-    mended = ("without the trailing slash" if "//" not in path.rstrip("/")
-              else "with single slashes and none at the end")
+        return redirect(quote(asked.script_root) + quote(mended) + (f"?{query}" if query else ""),
+                        308)
+    how = ("without the trailing slash" if "//" not in path.rstrip("/")
+           else "with single slashes and none at the end")
     raise ApiError(404, "not_found", f"there is no route at {shown(path, 128)}; the path is "
-                   f"{shown(target, 128)}, {mended}")
+                   f"{shown(target, 128)}, {how}")
 
 
 def body(schema: Schema) -> dict:
