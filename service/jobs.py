@@ -117,9 +117,11 @@ def showdown_job_id(table_id: str, hand_no: int) -> str:
 
 def enqueue_showdown(queue: Queue, table_id: str, hand_no: int,
                      held: bytes | None = None) -> None:
-    # Not result_ttl=0: RQ would then delete the finished job, in more round trips
+    # Not result_ttl=0: RQ would then delete the finished job, in more round trips. The
+    # description names the hand, for RQ's lines and tools (its own shows the sealed hand)
     queue.enqueue(settle_showdown, table_id, hand_no, held,
-                  job_id=showdown_job_id(table_id, hand_no), result_ttl=3600)
+                  job_id=showdown_job_id(table_id, hand_no), result_ttl=3600,
+                  description=f"showdown of hand {hand_no} at table {table_id}")
 
 
 def worker_alive_key(worker_name: str) -> str:

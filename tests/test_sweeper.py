@@ -155,6 +155,8 @@ def test_a_queued_job_is_not_enqueued_again(make_backend):
     table_id, hand_no = room.showdown()  # the API enqueued its job
     jid = jobs.showdown_job_id(table_id, hand_no)
     assert queue_entries(backend) == [jid]
+    assert backend.queue.fetch_job(jid).description == (  # not its sealed hand, for RQ's lines
+        f"showdown of hand {hand_no} at table {table_id}")
 
     assert [jobs.enqueue_owed_jobs(backend) for _ in range(5)] == [0] * 5
     assert queue_entries(backend) == [jid]
