@@ -65,6 +65,33 @@ def test_every_route_of_the_app_is_in_the_spec_with_the_same_methods(client, spe
 _HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
 
 
+def test_every_example_validates_against_its_schema(spec):
+    """A client copies the examples: each is an answer its schema accepts (a problem's
+    ``request_id`` included)."""
+    contract = Contract(None, spec)
+    examples = list(_examples(spec, ""))
+    assert len(examples) > 20  # the walk still finds them
+    for example, pointer in examples:
+        contract._validate(example, pointer, f"example at {pointer}")
+
+
+def _examples(node, pointer: str):
+    """Each example in ``node`` with the pointer of the schema it illustrates: a media
+    type's ``example`` and a schema's ``examples``."""
+    if not isinstance(node, dict):
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from _examples(item, pointer + _pointer(str(index)))
+        return
+    if "schema" in node and "example" in node:
+        yield node["example"], pointer + "/schema"
+    if isinstance(node.get("examples"), list) and {"type", "$ref", "allOf"} & set(node):
+        yield from ((example, pointer) for example in node["examples"])
+    for name, value in node.items():
+        if name not in ("example", "examples"):
+            yield from _examples(value, pointer + _pointer(name))
+
+
 def test_path_parameters_are_declared_for_every_placeholder(spec):
     for path, item in spec["paths"].items():
         placeholders = set(re.findall(r"{([^}]+)}", path))
