@@ -539,6 +539,26 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     assert c.call("GET", "/healthz", expect=503).get_json()["code"] == "store_unavailable"
 
 
+def test_an_imported_hand_answers_as_the_spec_says(contract):
+    """An imported hand has no seed: its reads carry an empty seed commitment."""
+    c = contract
+    document = {"phh": (ROOT / "tests" / "data" / "phh" / "dwan-ivey-2009.phh").read_text()}
+    imported = c.call("POST", "/v1/imports/phh", json=document, expect=201).get_json()
+    at = {"table_id": imported["table_id"]}
+    hand_at = at | {"hand_no": imported["hand_no"]}
+    admin, auditor = imported["admin_token"], imported["auditor_token"]
+    c.call("GET", TABLE, path=at, token=admin, expect=200)
+    for token in (admin, auditor):
+        assert c.call("GET", HAND, path=hand_at, token=token,
+                      expect=200).get_json()["seed_commitment"] == ""
+        c.call("GET", EVENTS, path=hand_at, token=token, expect=200)
+        c.call("GET", HISTORY, path=hand_at, token=token, expect=200)
+        c.call("GET", HISTORY, path=hand_at, token=token, query_string={"format": "phh"},
+               expect=200)
+    c.call("GET", RECEIPT, path=hand_at, token=auditor, expect=200)
+    assert c.call("GET", AUDIT, path=hand_at, token=auditor, expect=200).get_json()["valid"]
+
+
 def test_every_game_and_the_dealers_choice_answer_as_the_spec_says(contract, fake_backend):
     c = contract
     games = [g["id"] for g in c.call("GET", "/v1/games", expect=200).get_json()["games"]]
