@@ -5,6 +5,7 @@ accept the real answers of a played hand (and its refusals)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import re
@@ -189,6 +190,33 @@ def test_every_error_code_raised_is_listed_in_the_description_with_its_status(sp
     wrong = {code: (listed[code], status) for code, status in raised.items()
              if listed[code] != status}
     assert not wrong, f"code: (listed status, actual status): {wrong}"
+
+
+def test_every_field_a_problem_adds_is_a_property_of_problem(spec):
+    """A field the code adds to a problem (a keyword of the call that names a listed code,
+    such as ``max_body_bytes=``) is documented, with the codes that require it."""
+    problem = spec["components"]["schemas"]["Problem"]
+    required = {branch["if"]["properties"]["code"]["const"]: set(branch["then"]["required"])
+                for branch in problem["allOf"]}
+    added = _added_fields(set(_listed_codes(spec)))
+    assert len(added) > 5  # the walk still finds them
+    for code, field in added:
+        assert field in problem["properties"], f"{code} adds {field}, not in Problem"
+        assert field in required.get(code, ()), f"{code} adds {field}; Problem requires it not"
+
+
+def _added_fields(codes: set[str]) -> set[tuple[str, str]]:
+    """(code, field) for each keyword argument (but ``headers``) of a call in domain/ or
+    service/ that names one of ``codes`` as a plain string argument."""
+    added = set()
+    for source in [*(ROOT / "domain").rglob("*.py"), *(ROOT / "service").rglob("*.py")]:
+        for call in ast.walk(ast.parse(source.read_text())):
+            if not isinstance(call, ast.Call):
+                continue
+            named = {arg.value for arg in call.args if isinstance(arg, ast.Constant)} & codes
+            added |= {(code, keyword.arg) for code in named for keyword in call.keywords
+                      if keyword.arg not in (None, "headers")}
+    return added
 
 
 def test_every_v1_operation_documents_its_422(spec):
