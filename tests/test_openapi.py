@@ -229,6 +229,22 @@ def test_every_v1_operation_documents_its_422(spec):
 
 
 
+def test_every_problem_response_documents_its_request_id_header(spec):
+    """Every answer carries ``X-Request-Id``, and a problem repeats it as ``request_id``:
+    each problem response, shared or an operation's own, lists the header."""
+    responses = {f"components {name}": response
+                 for name, response in spec["components"]["responses"].items()}
+    responses |= {f"{method.upper()} {path} {status}": response
+                  for path, item in spec["paths"].items()
+                  for method, operation in item.items() if method in _HTTP_METHODS
+                  for status, response in operation["responses"].items()
+                  if "$ref" not in response}
+    missing = [where for where, response in responses.items()
+               if "application/problem+json" in response.get("content", {})
+               and "X-Request-Id" not in response.get("headers", {})]
+    assert missing == []
+
+
 def test_every_operation_that_reads_no_body_documents_the_refusal_of_one(spec):
     """A GET or DELETE with a body not sent as JSON gets 415 (``routes.refuse_stray_body``),
     one over the limit 413, one sent with a transfer coding besides chunked 501."""
