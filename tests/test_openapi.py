@@ -245,6 +245,18 @@ def test_every_problem_response_documents_its_request_id_header(spec):
     assert missing == []
 
 
+def test_every_write_documents_its_replay_header_alike(spec):
+    """``Idempotent-Replayed`` is only ever ``true`` (``routes.answered``), on every write."""
+    schemas = {f"{method.upper()} {path}": response["headers"]["Idempotent-Replayed"]["schema"]
+               for path, item in spec["paths"].items()
+               for method, operation in item.items() if method in _HTTP_METHODS
+               for response in operation["responses"].values()
+               if "Idempotent-Replayed" in response.get("headers", {})}
+    assert len(schemas) == 7
+    assert {where: schema for where, schema in schemas.items()
+            if schema != {"type": "string", "const": "true"}} == {}
+
+
 def test_every_operation_that_reads_no_body_documents_the_refusal_of_one(spec):
     """A GET or DELETE with a body not sent as JSON gets 415 (``routes.refuse_stray_body``),
     one over the limit 413, one sent with a transfer coding besides chunked 501."""
