@@ -216,6 +216,17 @@ def test_a_stale_expected_version_gets_409_with_the_current_version(client, tabl
     assert matched.status_code == 201
 
 
+def test_a_read_at_an_earlier_version_is_tagged_with_that_version(client, table):
+    """The ETag is the version of the hand as answered: an ``If-Match`` with it is stale."""
+    hand_no = start_hand(client, table)
+    assert act(client, table, hand_no, 2, type="check").status_code == 201
+    past = client.get(hand_url(table, hand_no) + "?at=2", headers=table["players"][3])
+    assert past.json["version"] == 2 and past.headers["ETag"] == '"2"'
+    stale = client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
+                        headers={**table["players"][3], "If-Match": past.headers["ETag"]})
+    assert_problem(stale, 409, "version_conflict")
+
+
 def test_if_match_star_pins_no_version(client, table):
     """``*`` is any version (RFC 9110): the move is made on the hand as it stands."""
     hand_no = start_hand(client, table)
