@@ -599,9 +599,13 @@ class EventStore:
     def wait(self, stream: str, after: int, timeout: float) -> list[Envelope]:
         """The envelopes after version ``after``, waiting up to ``timeout`` seconds for one to
         be appended (a blocking ``XREAD``: Redis wakes the caller, nothing polls); [] if none.
-        Never called for an ended hand (nothing follows its end), so never for an archive."""
+        A hand may end and be archived while its follower is not waiting: its stream is gone,
+        and an ``XREAD`` of a gone key waits out its timeout, so an empty wait is followed by
+        a ``read`` (the stream's events after ``after``, or its archive's)."""
         reply = self.redis.xread({stream: f"0-{after}"}, block=max(1, round(timeout * 1000)))
-        entries = reply[0][1] if reply else []
+        if not reply:
+            return self.read(stream, after)
+        entries = reply[0][1]
         return [self._envelope(stream, fields) for _, fields in entries]
 
     def _hash_at(self, stream: str, version: int) -> str:

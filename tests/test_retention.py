@@ -121,6 +121,27 @@ def test_a_cached_reader_reads_on_from_the_archive_without_replaying(client, fak
     assert cache.base(stream).state is held.state  # not replayed: the state held goes on
 
 
+def test_a_live_stream_that_fell_behind_the_archiver_still_ends(fake_backend, table, store):
+    """A follower not waiting on the stream when its hand ended and was archived (a slow
+    client, a short setting) reads the rest from the archive: a blocking XREAD of a deleted
+    stream would wait for good, sending heartbeats and never the end."""
+    backend = Backend(Config(sse_heartbeat=0.05, archive_after=HOUR), fake_backend.redis,
+                      embedded=True)
+    client = create_app(backend=backend).test_client()
+    hand_no = start_hand(client, table)
+    response = client.get(hand_url(table, hand_no, "/events/stream"), buffered=False,
+                          headers=table["players"][1])
+    chunks = iter(response.response)
+    assert b"snapshot" in next(chunks) + next(chunks)  # ": open", then the snapshot
+    play_to_showdown(client, table, hand_no)
+    assert backend.run_jobs()
+    assert archive_ended_hands(store, 0.0) == 1
+    rest = [chunk.decode() for chunk, _ in zip(chunks, range(100))]
+    response.close()
+    assert rest[-1].startswith(f"id: {store.read(hand_stream(table['id'], hand_no))[-1].version}"
+                               "\nevent: end\n"), rest[-3:]
+
+
 def test_an_imported_hand_is_indexed_and_archived_like_a_played_one(client, fake_backend, store):
     imported = client.post("/v1/imports/phh", json={"phh": DOCUMENT}).json
     table = {"id": imported["table_id"], "players": {},
