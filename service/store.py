@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import threading
@@ -83,6 +84,8 @@ from redis.exceptions import NoScriptError, ResponseError
 from domain.fairness import GENESIS_HASH, envelope_hash
 from domain.frozen import made
 from service import jsonio, metrics
+
+log = logging.getLogger(__name__)
 
 OWED_TABLES_KEY = "cardroom:owed-tables"
 ENDED_HANDS_KEY = "cardroom:ended-hands"
@@ -697,7 +700,7 @@ class EventStore:
         if owing and not indexes:
             self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
         if ended and not indexes:
-            self.index_ended_hand(table, ends_hand)  # after only: a crash leaves it unarchived
+            self._index_ended_after(table, ends_hand)
         metrics.APPENDS.inc()
         return by_stream
 
@@ -782,6 +785,17 @@ class EventStore:
     def index_ended_hand(self, table_id: str, hand_no: int) -> None:
         """Put ``<table_id>:<hand_no>`` in ``cardroom:ended-hands`` at the current Redis TIME."""
         self._index_ended_script(keys=[ENDED_HANDS_KEY], args=[f"{table_id}:{int(hand_no)}"])
+
+    def _index_ended_after(self, table_id: str, hand_no: int) -> None:
+        """``index_ended_hand`` just after the script that ended the hand (a cluster's), and
+        only then: a crash leaves the hand unindexed, a stream, which loses nothing. So does
+        a failure, which is logged, not raised: the write has landed, and the index may live
+        on another master than the table's, down while the table's answers."""
+        try:
+            self.index_ended_hand(table_id, hand_no)
+        except redis.RedisError as error:
+            log.warning("hand %s/%s ended but was not indexed for the archiver; it stays a "
+                        "stream (%s)", table_id, hand_no, error)
 
     def ended_hands(self, cutoff: float, limit: int) -> list[tuple[str, int]]:
         """Up to ``limit`` indexed hands whose entry is at most ``cutoff``, oldest first, as

@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+import redis
 
 from service import metrics
 from service.app import create_app
@@ -369,6 +370,25 @@ def test_a_write_that_ends_a_hand_indexes_it_with_the_setting_on(fake_backend, o
         store.append([StreamWrite(hand_stream("t1", 2), 5, [NewEvent("HandEnded", {})])],
                      actor="x", ends_hand=2)
     assert calls == ["script"]
+
+
+def test_on_a_cluster_a_write_that_ended_a_hand_stands_when_its_index_cannot_be_written(
+        fake_backend, caplog):
+    """The index is written after the script (another slot, perhaps another master, down or
+    slow): its failure must not turn a write that landed into an error (a 503 for a move
+    made: the client's retry is then refused as ``hand_over``). The hand stays a stream."""
+    store = EventStore(fake_backend.redis, index_ended=True)
+    store.one_server = False
+
+    def unavailable(keys, args):
+        raise redis.ConnectionError("the index's master is down")
+    store._index_ended_script = unavailable
+    stream = hand_stream("t1", 1)
+    written = store.append([StreamWrite(stream, 0, [NewEvent("HandEnded", {})])], actor="x",
+                           ends_hand=1)
+    assert [e.version for e in written[stream]] == [1] == [e.version for e in store.read(stream)]
+    assert store.ended_hands(float("inf"), 10) == []
+    assert "t1" in caplog.text and "master is down" in caplog.text
 
 
 @pytest.mark.parametrize("fake_backend", [None], indirect=True)
