@@ -7,9 +7,11 @@ end``; every message's ``id`` is its version, so a client that reconnects with
 blocking ``XREAD`` (``EventStore.wait``), never polls, and sends a ``: heartbeat``
 comment after ``Config.sse_heartbeat`` seconds of silence. Under gunicorn it also looks
 every ``CLIENT_CHECK`` seconds whether the client has closed its connection, and ends then,
-rather than at its next write (a heartbeat away). Each stream holds a server
-thread, so a process serves at most ``Config.max_streams`` at once (``cardroom serve``
-adds that many threads); past it a client gets 503 ``too_many_streams`` at once. So that
+rather than at its next write (a heartbeat away); and as its process begins to stop
+(``STOPPING``, set on gunicorn's SIGTERM), so that the process stops within a second,
+not at gunicorn's graceful timeout (30 s, past ``docker stop``'s 10). Each stream holds a
+server thread, so a process serves at most ``Config.max_streams`` at once (``cardroom
+serve`` adds that many threads); past it a client gets 503 ``too_many_streams`` at once. So that
 one client cannot hold them all, an address holds at most
 ``Config.max_streams_per_address`` of a process's streams; past that it gets 429
 ``too_many_streams_from_address``.
@@ -40,6 +42,8 @@ RETRY_AFTER = 5  # seconds, the Retry-After of a refused stream
 # A blocking read must come back before the Redis client's socket timeout.
 LONGEST_WAIT = READ_TIMEOUT - 1.0
 CLIENT_CHECK = 1.0  # seconds between looks at whether a stream's client has gone
+# Set as this process begins to stop: its streams end (their clients resume elsewhere).
+STOPPING = threading.Event()
 
 
 class StreamSlots:
@@ -109,7 +113,8 @@ class Paced:
         self.quiet_since = self.clock()
         try:
             for kind, version, data in followed:
-                if kind == "idle" and self.client_gone and self.client_gone():
+                if kind == "idle" and (STOPPING.is_set()
+                                       or self.client_gone and self.client_gone()):
                     return
                 if kind == "idle" and self.clock() - self.quiet_since < self.heartbeat:
                     continue

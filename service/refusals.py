@@ -30,7 +30,7 @@ from gunicorn import util
 from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 
-from service import jsonio, metrics
+from service import jsonio, live, metrics
 from service.config import Config
 from service.logs import access_log
 from service.problems import problem_body
@@ -64,6 +64,13 @@ class ProblemThreadWorker(gthread.ThreadWorker):
         gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
         wsgi.create = _closable(wsgi.create)  # the one place it makes a request's environ
         super().init_process()
+
+    def handle_exit(self, sig, frame):
+        """SIGTERM: gunicorn lets the requests under way finish, for up to its graceful
+        timeout; the event streams, which last as long as their hands, end within a
+        ``live.CLIENT_CHECK`` (their clients resume with Last-Event-ID)."""
+        live.STOPPING.set()
+        super().handle_exit(sig, frame)
 
 
 def _closable(create):

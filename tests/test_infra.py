@@ -309,6 +309,39 @@ def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
     _check_serve(cardroom_process, tmp_path, "embedded mode")
 
 
+def test_serve_stops_on_sigterm_within_seconds_with_an_event_stream_open(
+        cardroom_process, tmp_path):
+    """A stream of a hand under way ends as its process begins to stop: the server stops well
+    within ``docker stop``'s 10 s, not at gunicorn's graceful timeout (30 s)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
+    wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+
+    def post(path: str, body: dict, token: str | None = None) -> dict:
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        request = urllib.request.Request(f"{base}{path}", json.dumps(body).encode(), headers)
+        with urllib.request.urlopen(request, timeout=WAIT) as response:
+            return json.load(response)
+
+    table = post("/v1/tables", {"game": "five-card-draw"})
+    players = [post(f"/v1/tables/{table['table_id']}/players", {"name": name, "buy_in": 1000})
+               for name in ("ann", "bob")]
+    hand = post(f"/v1/tables/{table['table_id']}/hands", {}, table["admin_token"])
+    stream = urllib.request.urlopen(urllib.request.Request(
+        f"{base}/v1/tables/{table['table_id']}/hands/{hand['hand_no']}/events/stream",
+        headers={"Authorization": f"Bearer {players[0]['token']}"}), timeout=WAIT)
+    try:
+        assert stream.readline() == b": open\n"
+        started = time.monotonic()
+        assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
+        assert time.monotonic() - started < 10, proc.log_path.read_text()
+    finally:
+        stream.close()
+
+
 def test_serve_removes_the_metrics_directory_a_killed_server_left_not_a_running_one(
         cardroom_process, tmp_path):
     temp = tmp_path / "temp"  # the servers' TMPDIR, where each makes its metrics directory

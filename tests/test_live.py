@@ -13,7 +13,7 @@ import redis
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config
-from service.live import CLIENT_CHECK, LONGEST_WAIT, Paced, _gone
+from service.live import CLIENT_CHECK, LONGEST_WAIT, STOPPING, Paced, _gone
 from tests.test_api import assert_problem, hand_url, play_to_showdown, start_hand
 
 
@@ -261,6 +261,27 @@ def test_a_stream_ends_within_a_client_check_of_its_client_closing_the_connectio
         assert clock.now <= 5.0 + 2 * CLIENT_CHECK and max(store.waits) <= CLIENT_CHECK
     finally:
         ours.close()
+
+
+def test_a_stream_ends_within_a_client_check_of_its_process_beginning_to_stop():
+    clock = Clock()
+    store = FakeStore(clock)
+    ours, theirs = socket.socketpair()  # a client that stays
+    paced = Paced(store, heartbeat=3600.0, clock=clock, client_gone=_gone(ours))
+
+    def idle():
+        while True:
+            if clock.now >= 5.0:
+                STOPPING.set()  # as gunicorn's SIGTERM sets it (refusals.ProblemThreadWorker)
+            yield "idle", 3, paced.wait("s", 3)
+
+    try:
+        assert list(paced.messages(idle())) == [": open\n\n"]  # it ended: no heartbeat
+        assert clock.now <= 5.0 + 2 * CLIENT_CHECK
+    finally:
+        STOPPING.clear()
+        ours.close()
+        theirs.close()
 
 
 def test_a_store_that_fails_mid_stream_closes_it_and_a_bug_still_raises():
