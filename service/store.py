@@ -697,10 +697,14 @@ class EventStore:
                 stream = _s(result[1])
                 expected = next(w.expected_version for w in writes if w.stream == stream)
                 raise VersionConflict(stream, expected, int(result[2]), found)
-        if owing and not indexes:
-            self.index_owed_table(table)  # after: back if the sweeper removed it meanwhile
-        if ended and not indexes:
-            self._index_ended_after(table, ends_hand)
+        if owing and not indexes:  # back, if the sweeper removed it meanwhile
+            self._indexed_after(lambda: self.index_owed_table(table),
+                                f"table {table} owes a job but was not indexed again for the "
+                                "sweeper")
+        if ended and not indexes:  # only after: a crash leaves the hand a stream, no loss
+            self._indexed_after(lambda: self.index_ended_hand(table, ends_hand),
+                                f"hand {table}/{ends_hand} ended but was not indexed for the "
+                                "archiver; it stays a stream")
         metrics.APPENDS.inc()
         return by_stream
 
@@ -786,16 +790,15 @@ class EventStore:
         """Put ``<table_id>:<hand_no>`` in ``cardroom:ended-hands`` at the current Redis TIME."""
         self._index_ended_script(keys=[ENDED_HANDS_KEY], args=[f"{table_id}:{int(hand_no)}"])
 
-    def _index_ended_after(self, table_id: str, hand_no: int) -> None:
-        """``index_ended_hand`` just after the script that ended the hand (a cluster's), and
-        only then: a crash leaves the hand unindexed, a stream, which loses nothing. So does
-        a failure, which is logged, not raised: the write has landed, and the index may live
-        on another master than the table's, down while the table's answers."""
+    @staticmethod
+    def _indexed_after(index: Callable[[], None], otherwise: str) -> None:
+        """``index`` just after a cluster's append script: its failure is logged as
+        ``otherwise``, not raised, since the write has landed (an index has a slot of its
+        own, perhaps on another master, down while the table's answers)."""
         try:
-            self.index_ended_hand(table_id, hand_no)
+            index()
         except redis.RedisError as error:
-            log.warning("hand %s/%s ended but was not indexed for the archiver; it stays a "
-                        "stream (%s)", table_id, hand_no, error)
+            log.warning("%s (%s)", otherwise, error)
 
     def ended_hands(self, cutoff: float, limit: int) -> list[tuple[str, int]]:
         """Up to ``limit`` indexed hands whose entry is at most ``cutoff``, oldest first, as

@@ -304,6 +304,29 @@ def test_append_indexes_a_table_it_makes_owe_a_job(make_backend, one_server):
     assert (backend.redis.zscore(OWED_TABLES_KEY, "t2") is None) == one_server
 
 
+def test_on_a_cluster_a_write_stands_when_its_index_after_cannot_be_written(make_backend,
+                                                                           caplog):
+    """The index again after the script (another slot, perhaps a master that is down): its
+    failure must not turn a move that landed into a 503."""
+    store = EventStore(make_backend().redis)
+    store.one_server = False
+    index = store._index_owed_script
+    calls = []
+
+    def down_after_the_first(keys, args):
+        calls.append(args)
+        if len(calls) > 1:
+            raise redis.ConnectionError("the index's master is down")
+        return index(keys=keys, args=args)
+    store._index_owed_script = down_after_the_first
+    stream = hand_stream("t1", 1)
+    written = store.append([StreamWrite(stream, 0, [NewEvent("A", {})])], actor="x",
+                           owe_job=("t1", "showdown:1"))
+    assert len(calls) == 2 and [e.version for e in written[stream]] == [1]
+    assert [e.version for e in store.read(stream)] == [1]
+    assert "table t1 owes a job" in caplog.text and "master is down" in caplog.text
+
+
 def test_a_stale_index_entry_whose_script_never_ran_is_cleaned(make_backend):
     """On a Redis Cluster, where the table is indexed before the append script runs."""
     backend = make_backend(owed_job_after=5)
