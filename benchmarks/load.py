@@ -7,7 +7,9 @@ Run from the repository root, against a running ``cardroom serve`` (and its work
                               [--rounds 1] [--processes P]
                               [--redis-url URL (default: REDIS_URL)] [--uneven]
 (BENCHMARKS.md shows how to start the whole stack: a private redis-server, the API, two
-workers and ``benchmarks/floor.py``.)
+workers and ``benchmarks/floor.py``.) It first waits up to 30 s for the API's ``/healthz``
+and the floor route to answer 200, as servers just started take a moment, and exits with
+a message if one answers otherwise or not at all.
 
 Each table slot plays hand after hand for ``--seconds``: create a table, sit 4 players,
 start the hand, then 12 actions (bet, call, call, call; four draws of no card; bet,
@@ -60,6 +62,7 @@ SCRIPT = ([{"type": "bet", "amount": 25}] + [{"type": "call"}] * 3
           + [{"type": "draw", "cards": []}] * 4
           + [{"type": "bet", "amount": 25}] + [{"type": "call"}] * 3)
 POLL_PAUSE = 0.002  # seconds between polls for the showdown
+SERVER_WAIT = 30  # seconds for the API and the floor to answer, as they start
 
 
 class Placement:
@@ -379,6 +382,38 @@ def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **e
     return phase
 
 
+# --- the servers, before anything is measured -----------------------------------------
+
+def awaited_answer(url: str, route: str, seconds: float) -> str | None:
+    """Why ``url`` + ``route`` does not answer a GET with 200, or None once it does; a
+    server that does not answer yet (just started) is waited for, up to ``seconds``."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 80
+    except ValueError:  # not a number, or out of range
+        port = None
+    if parts.scheme != "http" or not parts.hostname or port is None:
+        return f"{url!r} is not an http://HOST[:PORT] URL"
+    path, deadline = (parts.path.rstrip("/") + route) or "/", time.monotonic() + seconds
+    waiting = False
+    while True:
+        connection = http.client.HTTPConnection(parts.hostname, port, timeout=seconds)
+        try:
+            connection.request("GET", path)
+            status = connection.getresponse().status
+            return None if status == 200 else f"GET {path} at {url} answers {status}"
+        except (OSError, http.client.HTTPException) as error:
+            why = f"{url} does not answer ({error})"
+        finally:
+            connection.close()
+        if time.monotonic() >= deadline:
+            return f"{why} after {seconds:g} s"
+        if not waiting:
+            print(f"waiting up to {seconds:g} s for {url} to answer", flush=True)
+            waiting = True
+        time.sleep(0.2)
+
+
 # --- which processes are whose -------------------------------------------------------
 
 def listening(port: int) -> set[int]:
@@ -483,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="keep the kernel's placement of connections on the server's "
                         "processes (by default they are spread evenly)")
     args = parser.parse_args(argv)
+    for url, route in [(args.base_url, "/healthz")] + [(args.floor, "")] * bool(args.floor):
+        if why := awaited_answer(url, route, SERVER_WAIT):
+            parser.error(why)
     ports = [urlsplit(url).port or 80 for url in (args.base_url, args.floor) if url]
     # (a server whose processes this machine does not show is left as the kernel places it)
     args.servers = {} if args.uneven else {port: pids for port in ports if (pids := serving(port))}

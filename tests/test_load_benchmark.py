@@ -1,0 +1,78 @@
+"""``benchmarks/load.py``'s own work, without a cardroom to load: what it makes of servers
+that are not there or not what it was told, and how its phases start and count."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+
+import pytest
+
+from benchmarks import load
+
+
+@pytest.fixture
+def answering():
+    """A loopback HTTP server answering ``/ok`` and ``/healthz`` 200, anything else 404;
+    its base URL."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200 if self.path in ("/ok", "/healthz") else 404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_server_that_answers_200_is_taken(answering):
+    assert load.awaited_answer(answering + "/ok", "", 1) is None
+    assert load.awaited_answer(answering, "/ok", 1) is None
+
+
+def test_a_server_that_answers_otherwise_is_refused_at_once(answering):
+    assert "answers 404" in load.awaited_answer(answering + "/nope", "/healthz", 30)
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000", "https://127.0.0.1", "http://:80",
+                                 "http://127.0.0.1:99999", "http://127.0.0.1:port"])
+def test_a_url_it_cannot_use_is_refused(url):
+    assert "is not an http://HOST[:PORT] URL" in load.awaited_answer(url, "", 1)
+
+
+def test_a_server_not_listening_is_waited_for_then_refused(capsys):
+    why = load.awaited_answer(f"http://127.0.0.1:{closed_port()}", "/healthz", 0.5)
+    assert "does not answer" in why and "after 0.5 s" in why
+    assert "waiting up to 0.5 s" in capsys.readouterr().out
+
+
+def test_main_exits_with_a_message_when_the_api_does_not_answer(monkeypatch, capsys):
+    monkeypatch.setattr(load, "SERVER_WAIT", 0.3)
+    with pytest.raises(SystemExit) as exit:
+        load.main([f"http://127.0.0.1:{closed_port()}", "--seconds", "0.2",
+                   "--probes", "none"])
+    assert exit.value.code == 2
+    assert "does not answer" in capsys.readouterr().err
+
+
+def test_main_exits_with_a_message_when_the_floor_does_not_answer(
+        answering, monkeypatch, capsys):
+    monkeypatch.setattr(load, "SERVER_WAIT", 0.3)
+    with pytest.raises(SystemExit) as exit:
+        load.main([answering, "--floor", answering + "/floor", "--seconds", "0.2"])
+    assert exit.value.code == 2
+    assert "GET /floor" in capsys.readouterr().err
