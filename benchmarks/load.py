@@ -328,7 +328,8 @@ SLOTS = {"load": load_slot, "floor": floor_slot, "read": read_slot, "action": ac
 def _process(phase, slots, args, barrier, results, extra):
     """One client process: ``slots`` threads of ``phase``; reports once all are done."""
     outputs, threads = [None] * slots, []
-    ready = threading.Barrier(slots + 1)
+    # every slot of this process set up, then of every other process: go
+    ready = threading.Barrier(slots + 1, action=barrier.wait)
     out = {**extra, "ready": ready.wait}
 
     def run(i):
@@ -336,8 +337,7 @@ def _process(phase, slots, args, barrier, results, extra):
     for i in range(slots):
         threads.append(threading.Thread(target=run, args=(i,), daemon=True))
         threads[-1].start()
-    ready.wait()  # every slot of this process is set up
-    barrier.wait()  # ... and of every other process: go
+    ready.wait()
     cpu = os.times()
     for thread in threads:
         thread.join()

@@ -76,3 +76,27 @@ def test_main_exits_with_a_message_when_the_floor_does_not_answer(
         load.main([answering, "--floor", answering + "/floor", "--seconds", "0.2"])
     assert exit.value.code == 2
     assert "GET /floor" in capsys.readouterr().err
+
+
+def test_no_slot_starts_before_every_process_is_set_up(monkeypatch):
+    """A phase's window starts once every slot of every client process is set up (the
+    action probe first starts its hands): a slot that went as soon as its own process was
+    ready would add requests made before the window to the window's rate."""
+    context = load.multiprocessing.get_context("fork")
+    arrived = context.Value("i", 0)
+
+    def slot(base_url, floor_url, seconds, out):
+        with arrived.get_lock():
+            first, arrived.value = arrived.value == 0, arrived.value + 1
+        load.time.sleep(0.5 if first else 0)  # the first slot's setup is slow
+        out["ready"]()
+        began = load.time.monotonic()
+        return {"samples": [("probe", began, began, 200)]}
+
+    monkeypatch.setitem(load.SLOTS, "probe", slot)
+    args = load.argparse.Namespace(base_url="http://127.0.0.1:1", floor=None, tables=4,
+                                   processes=2, servers={})
+    phase = load.run_phase("probe", args, 0.1)
+    began = [s[1] for o in phase.outputs for s in o["samples"]]
+    assert len(began) == 4
+    assert min(began) >= phase.start - 0.05
