@@ -45,6 +45,7 @@ import json
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -327,6 +328,7 @@ SLOTS = {"load": load_slot, "floor": floor_slot, "read": read_slot, "action": ac
 
 def _process(phase, slots, args, barrier, results, extra):
     """One client process: ``slots`` threads of ``phase``; reports once all are done."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     outputs, threads = [None] * slots, []
     # every slot of this process set up, then of every other process: go
     ready = threading.Barrier(slots + 1, action=barrier.wait)
@@ -362,7 +364,8 @@ def run_phase(phase: str, args, seconds: float, watched: dict | None = None, **e
     if args.servers:
         extra["placement"] = Placement(context, args.servers, args.tables)
     children = [context.Process(target=_process, args=(phase, n, args, barrier, results,
-                                                       {**extra, "seconds": seconds}))
+                                                       {**extra, "seconds": seconds}),
+                                 daemon=True)  # stopped at exit, if it is cut short
                 for n in shares]
     for child in children:
         child.start()
@@ -592,4 +595,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("load.py: interrupted", file=sys.stderr)
+        sys.exit(130)

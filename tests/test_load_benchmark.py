@@ -4,12 +4,18 @@ that are not there or not what it was told, and how its phases start and count."
 from __future__ import annotations
 
 import http.server
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
 from benchmarks import load
+from tests.processes import ROOT
 
 
 @pytest.fixture
@@ -100,3 +106,24 @@ def test_no_slot_starts_before_every_process_is_set_up(monkeypatch):
     began = [s[1] for o in phase.outputs for s in o["samples"]]
     assert len(began) == 4
     assert min(began) >= phase.start - 0.05
+
+
+def test_ctrl_c_stops_every_process_with_one_line(answering):
+    """Ctrl-C (SIGINT to the terminal's whole process group) in the middle of a phase: one
+    line, exit 130, no traceback from the client processes, none of them left."""
+    run = subprocess.Popen(
+        [sys.executable, "benchmarks/load.py", answering, "--tables", "2", "--seconds", "60",
+         "--uneven"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert run.stdout.readline().startswith("pids:")
+        time.sleep(1)  # the load phase is under way
+        os.killpg(run.pid, signal.SIGINT)
+        out, err = run.communicate(timeout=20)
+    finally:
+        run.kill()
+    assert run.returncode == 130
+    assert err == "load.py: interrupted\n"
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(run.pid, 0)
