@@ -540,6 +540,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.redis_url:
         print("no --redis-url (nor REDIS_URL): the workers' and Redis's CPU count as other",
               flush=True)
+    elif unfound := [name for name, pids in watched.items() if not pids]:
+        print(f"no {' nor '.join(unfound)} process found on this machine (--redis-url "
+              f"{args.redis_url}; workers are matched by their REDIS_URL): their CPU counts "
+              "as other", flush=True)
 
     probes: dict[str, list] = {}
     kinds = [(kind, extra) for kind, extra in (

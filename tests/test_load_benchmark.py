@@ -127,3 +127,9 @@ def test_ctrl_c_stops_every_process_with_one_line(answering):
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.killpg(run.pid, 0)
+
+
+def test_a_redis_url_that_finds_no_process_is_said(answering, capsys):
+    load.main([answering, "--seconds", "0.2", "--probes", "none", "--uneven",
+               "--redis-url", f"redis://127.0.0.1:{closed_port()}/0"])
+    assert "no workers nor redis process found" in capsys.readouterr().out
