@@ -268,8 +268,9 @@ def load_slot(base_url, floor_url, seconds, out):
     out["ready"]()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        before = len(samples)
         if play_hand(client, showdowns, deadline):
-            ended.append(time.monotonic())
+            ended.append(len(samples) - before)  # the requests it took
     return {"samples": samples, "showdowns": showdowns, "hands": ended}
 
 
@@ -489,6 +490,13 @@ def overall(rounds: list[tuple[float, list[float], int, float]]) -> float:
     return sum(r * window for r, _, _, window in rounds) / sum(w for *_, w in rounds)
 
 
+def requests_per_hand(outputs: list[dict]) -> float:
+    """The requests a hand that ended took: not those of a hand cut off by an error (or
+    by the deadline), which would make the goal (0.5 x floor / requests per hand) lower."""
+    hands = [requests for o in outputs for requests in o["hands"]]
+    return sum(hands) / len(hands) if hands else float("nan")
+
+
 def cpu_split(phase: Phase) -> str:
     window = phase.end - phase.start
     return ", ".join(f"{name} {100 * seconds / window:.0f}%" for name, seconds in phase.cpu.items())
@@ -569,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
             errors[f"{kind} {status}"] = errors.get(f"{kind} {status}", 0) + 1
     latency = {k: [s[2] - s[1] for s in samples if s[0] == k and s[3] < 400]
                for k in ("action", "read", "setup", "poll")}
-    per_hand = len(samples) / hands if hands else float("nan")
+    per_hand = requests_per_hand(phase.outputs)
     print(f"\nload: {args.tables} tables, {window:.1f} s, {len(samples)} requests "
           f"({len(samples) / window:.0f}/s)")
     print(f"hands/s {hands / window:.1f}; actions/s {len(latency['action']) / window:.0f}; "

@@ -4,6 +4,7 @@ that are not there or not what it was told, and how its phases start and count."
 from __future__ import annotations
 
 import http.server
+import math
 import os
 import signal
 import socket
@@ -133,3 +134,22 @@ def test_a_redis_url_that_finds_no_process_is_said(answering, capsys):
     load.main([answering, "--seconds", "0.2", "--probes", "none", "--uneven",
                "--redis-url", f"redis://127.0.0.1:{closed_port()}/0"])
     assert "no workers nor redis process found" in capsys.readouterr().out
+
+
+def test_requests_per_hand_are_those_of_the_hands_that_ended(monkeypatch):
+    """A hand cut off by an error (or the deadline) leaves its requests out: counted, they
+    would lower the goal, 0.5 x floor / requests per hand, and flatter the run."""
+    plays = iter([(5, False), (30, True), (3, False), (34, True)])
+
+    def play_hand(client, showdowns, deadline):
+        made, ended = next(plays, (0, False))
+        client.samples.extend([("setup", 0.0, 0.0, 503 if not ended else 201)] * made)
+        if not made:
+            load.time.sleep(max(0, deadline - load.time.monotonic()))
+        return ended
+
+    monkeypatch.setattr(load, "play_hand", play_hand)
+    out = load.load_slot("http://127.0.0.1:1", None, 0.5, {"ready": lambda: None})
+    assert len(out["samples"]) == 72
+    assert load.requests_per_hand([out, {"hands": []}]) == 32
+    assert math.isnan(load.requests_per_hand([{"hands": []}]))
