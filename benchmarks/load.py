@@ -595,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if len(probes) == 3:
         floor, read, action = (overall(probes[kind]) for kind in ("floor", "read", "action"))
+        if not floor:  # its server failed after it first answered
+            print("\nno ratios to the floor: none of its requests succeeded", file=sys.stderr)
+            return 1
         over = f", over {args.rounds} rounds" if args.rounds > 1 else ""
         print(f"\nratios to the floor ({floor:.0f} requests/s at {args.tables} in parallel"
               f"{over}):")

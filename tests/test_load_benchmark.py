@@ -21,11 +21,17 @@ from tests.processes import ROOT
 
 @pytest.fixture
 def answering():
-    """A loopback HTTP server answering ``/ok`` and ``/healthz`` 200, anything else 404;
-    its base URL."""
+    """A loopback HTTP server answering ``/ok`` and ``/healthz`` 200, ``/once`` 200 the
+    first time and 500 after, anything else 404; its base URL."""
+    asked = []
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
-            self.send_response(200 if self.path in ("/ok", "/healthz") else 404)
+            asked.append(self.path)
+            if self.path == "/once":
+                self.send_response(200 if asked.count("/once") == 1 else 500)
+            else:
+                self.send_response(200 if self.path in ("/ok", "/healthz") else 404)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
@@ -153,3 +159,11 @@ def test_requests_per_hand_are_those_of_the_hands_that_ended(monkeypatch):
     assert len(out["samples"]) == 72
     assert load.requests_per_hand([out, {"hands": []}]) == 32
     assert math.isnan(load.requests_per_hand([{"hands": []}]))
+
+
+def test_a_floor_that_fails_once_measured_gives_no_ratios(answering, capsys):
+    code = load.main([answering, "--floor", answering + "/once", "--tables", "2",
+                      "--seconds", "0.2", "--probe-seconds", "0.2", "--probe-hands", "1",
+                      "--uneven"])
+    assert code == 1
+    assert "none of its requests succeeded" in capsys.readouterr().err
