@@ -64,6 +64,11 @@ local interval = period / tonumber(ARGV[2])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000000 + tonumber(time[2])
 local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or 0), now)
+if tat > now + period then
+  -- spent under a slower rate (a restart changed it): now spent under this one
+  tat = now + period
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.ceil(period / 1000))
+end
 local wait = tat + interval - period - now
 if wait > 0 then
   return math.ceil(wait)

@@ -190,6 +190,18 @@ def test_one_request_passes_again_once_its_interval_has_passed(limited):
     assert_rate_limited(client.get("/v1/games"))
 
 
+def test_a_bucket_spent_under_a_slower_rate_waits_no_longer_than_the_new_rate_says(limited):
+    """A restart from 1/86400 to 100/60 leaves a key a day ahead: the next request waits
+    one interval of the new rate (0.6 s), not the day."""
+    client, backend = limited(general=Rate(100, 60))
+    key = f"cardroom:rate:address:{HOST}"
+    seconds, micro = backend.redis.time()
+    backend.redis.set(key, (seconds + 86_400) * 1_000_000 + micro)
+    assert assert_rate_limited(client.get("/v1/games", **from_address(HOST))) == 1
+    backend.redis.set(key, int(backend.redis.get(key)) - 600_000)  # as if 0.6 s went by
+    assert client.get("/v1/games", **from_address(HOST)).status_code == 200
+
+
 @pytest.mark.parametrize("path", ["/healthz", "/docs", "/openapi.yaml", "/openapi.json", "/",
                                   "/static/replay.css"])
 def test_monitoring_and_documentation_are_never_limited(limited, path):
