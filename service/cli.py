@@ -62,10 +62,16 @@ class Gunicorn(BaseApplication):
                 self.cfg.set(key, value)
 
 
+def host_and_port(host: str, port: int) -> str:
+    """``host:port``, an IPv6 address such as ``::1`` in brackets (as gunicorn's bind and a
+    URL need it: ``::1:8000`` is no address)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
     """The gunicorn settings of ``cardroom serve`` (``benchmarks/floor.py`` uses them too)."""
     return {
-        "bind": f"{host}:{port}",
+        "bind": host_and_port(host, port),
         "workers": workers,
         "worker_class": "service.refusals.ProblemThreadWorker",  # gthread, refusing in JSON
         "threads": threads,
@@ -163,7 +169,8 @@ def serve(config: Config, workers: int, threads: int) -> int:
         queue = f", jobs on {_redacted(config.rq_url)}" if config.rq_apart else ""
         mode = (f"redis mode ({events}{queue}, {workers} workers; "
                 "run `cardroom worker` for jobs)")
-    print(f"cardroom: {mode}, listening on http://{config.host}:{config.port}", flush=True)
+    print(f"cardroom: {mode}, listening on http://{host_and_port(config.host, config.port)}",
+          flush=True)
     # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
     options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),
                "child_exit": _forget_dead_process}

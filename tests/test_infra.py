@@ -128,6 +128,17 @@ def test_serve_refuses_a_port_option_that_is_no_tcp_port(port, capsys, monkeypat
     assert f"argument --port: must be a TCP port, 1 to 65535, got '{port}'" in error
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "::"])
+def test_serve_binds_an_ipv6_host_in_brackets(host):
+    from gunicorn.config import Config as GunicornConfig
+
+    from service.cli import gunicorn_options
+
+    config = GunicornConfig()
+    config.set("bind", gunicorn_options(host, 8000, 1, 1)["bind"])
+    assert config.address == [(host, 8000)]  # of ::1:8000, gunicorn says '' is no port
+
+
 @pytest.mark.parametrize("command, environ, says", [
     ("serve", {"CARDROOM_RATE_LIMIT": "lots"}, "CARDROOM_RATE_LIMIT must be N/S"),
     ("worker", {"CARDROOM_ARCHIVE_AFTER": "1h"}, "CARDROOM_ARCHIVE_AFTER must be a number"),
