@@ -83,7 +83,9 @@ class JsonFormatter(logging.Formatter):
         line.update(getattr(record, "fields", {}))
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return jsonio.dumps(line, default=str)
+        # JSON leaves U+2028 and U+2029 raw, and str.splitlines() breaks a line at them
+        text = jsonio.dumps(line, default=str)
+        return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _utc_time(timestamp: float) -> str:

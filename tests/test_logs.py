@@ -111,6 +111,12 @@ def test_the_line_of_a_new_table_names_it(client, log_lines):
         made.json["table_id"], again.json["table_id"], again.json["table_id"]]
 
 
+def test_a_line_separator_in_a_path_stays_within_its_line(client, log_lines):
+    client.get("/v1/tables/a\u2028b\u2029c")
+    (line,) = [line for line in log_lines() if line["logger"] == "cardroom.access"]
+    assert line["path"] == "/v1/tables/a\u2028b\u2029c"
+
+
 def test_a_path_no_route_matches_is_logged_without_a_table(client, log_lines):
     client.get("/v1/tables/x/y/z?token=secret-in-the-query")
     (line,) = [line for line in log_lines() if line["logger"] == "cardroom.access"]
