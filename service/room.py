@@ -151,12 +151,14 @@ class Cardroom(Reads):
                                                       "player_id": player_id},
                                    answer, table)
 
-    def set_client_seed(self, table_id: str, seat: int, client_seed: str) -> dict:
+    def set_client_seed(self, table_id: str, seat: int, client_seed: str,
+                        seated: Viewer | None = None) -> dict:
+        """``seated``: the player choosing, who must still hold the seat when it is decided."""
         def remember(events, decided_on) -> dict:
             return {"seat": seat, "client_seed": client_seed,
                     "applies_from_hand": decided_on.hand_no + 1}
         return self._table_command(table_id, SetClientSeed(seat=seat, client_seed=client_seed),
-                                   f"seat:{seat}", None, None, remember)
+                                   f"seat:{seat}", None, None, remember, seated=seated)
 
     def add_chips(self, table_id: str, viewer: Viewer, amount: int, client_key: ClientKey | None,
                   table: Loaded | None = None) -> dict:
@@ -171,12 +173,15 @@ class Cardroom(Reads):
                                    table=table, seated=viewer)
 
     def leave(self, table_id: str, seat: int, actor: str,
-              client_key: ClientKey | None = None) -> dict:
+              client_key: ClientKey | None = None, seated: Viewer | None = None) -> dict:
         """With an Idempotency-Key, a retry is answered the first leave again: it does not
-        free the seat once more, from whoever has taken it since (the admin's token would)."""
+        free the seat once more, from whoever has taken it since (the admin's token would).
+        ``seated``: the player leaving (not the admin), who must still hold the seat when it
+        is decided."""
         return self._table_command(table_id, LeaveTable(seat=seat), actor, client_key, "leave",
                                    lambda events, _: {"seat": seat,
-                                                      "cashed_out": events[0].cashed_out})
+                                                      "cashed_out": events[0].cashed_out},
+                                   seated=seated)
 
     def _table_command(self, table_id, command, actor, client_key, scope, remember,
                        answer=lambda remembered: remembered, table: Loaded | None = None,
@@ -398,6 +403,11 @@ class Cardroom(Reads):
             except (DomainError, StaleVersion):
                 if idem and (done := replayed(self.store.remembered(idem))):
                     return done
+                raise
+            except NotSeated:  # perhaps a copy with this key has just freed the seat
+                record = idem and self.store.remembered(idem)
+                if record and record["fingerprint"] == idem.fingerprint:
+                    return replayed(record)
                 raise
         raise DomainError("busy", "the table changed too often while this command was tried")
 

@@ -211,3 +211,52 @@ def test_a_pinned_move_on_a_hand_archived_since_is_told_the_hands_version():
     stale = one.post(f"{hand}/actions", headers=tokens[held["awaiting"][0]],
                      json={"type": "fold", "expected_version": held["version"]})
     assert stale.status_code == 409 and stale.json["current_version"] == ended, stale.json
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("put", "/seed", {"client_seed": "bob's"}), ("delete", "", None)])
+def test_a_players_command_decided_again_after_their_seat_changed_hands_is_refused(
+        method, path, body):
+    """Bob's command is refused by its append (the table moved on) and decided again on
+    a table where bob has left and dan has taken his seat: it is refused, not applied to
+    dan's seat (a seed dan did not choose, or dan cashed out by bob's token)."""
+    one, other = _two_processes()
+    table, admin, players = _table(one)
+    store = one.application.extensions["cardroom"].store
+    append, racing = store.append, []
+
+    def bob_leaves_and_dan_sits_down_first(*args, **kwargs):
+        if not racing:
+            racing.append(other.delete(f"{table}/players/2", headers=admin).status_code)
+            racing.append(other.post(f"{table}/players",
+                                     json={"name": "dan", "buy_in": 700}).json["seat"])
+        return append(*args, **kwargs)
+    store.append = bob_leaves_and_dan_sits_down_first
+    refused = getattr(one, method)(f"{table}/players/2{path}", json=body,
+                                   headers=_bearer(players["bob"]["token"]))
+    assert racing == [200, 2]
+    assert refused.status_code == 403 and refused.json["code"] == "forbidden", refused.json
+    dan = next(s for s in other.get(table, headers=admin).json["seats"] if s["seat"] == 2)
+    assert (dan["name"], dan["stack"], dan["client_seed"]) == ("dan", 700, "")
+
+
+def test_a_leave_whose_copy_with_the_same_key_landed_first_gets_its_answer():
+    """Two copies of bob's leave with one Idempotency-Key: the one that finds bob gone
+    (its copy freed the seat) is answered the first one's answer, not 403."""
+    one, other = _two_processes()
+    table, admin, players = _table(one)
+    leave = {**_bearer(players["bob"]["token"]), "Idempotency-Key": "bob-leaves"}
+    room = one.application.extensions["cardroom"]
+    read, first = room.table, []
+
+    def the_other_copy_lands_after_the_routes_read(table_id):
+        if len(first) == 1:  # the route has read the table: bob is seated there
+            first.append(other.delete(f"{table}/players/2", headers=leave))
+        first.append(None)
+        return read(table_id)
+    room.table = the_other_copy_lands_after_the_routes_read
+    second = one.delete(f"{table}/players/2", headers=leave)
+    landed = first[1]
+    assert landed.status_code == 200 and landed.json == {"seat": 2, "cashed_out": 500}
+    assert second.status_code == 200 and second.json == landed.json, second.json
+    assert second.headers["Idempotent-Replayed"] == "true"

@@ -48,9 +48,9 @@ def join_table(table_id: str):
 
 @tables.put("/<table_id>/players/<int:seat>/seed")
 def set_client_seed(table_id: str, seat: int):
-    require(room().table(table_id).state, "player", seat=seat)
+    caller = require(room().table(table_id).state, "player", seat=seat)
     request = body(schemas.client_seed)
-    return room().set_client_seed(table_id, seat, request["client_seed"]), 200
+    return room().set_client_seed(table_id, seat, request["client_seed"], caller), 200
 
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
@@ -66,4 +66,5 @@ def add_chips(table_id: str, seat: int):
 def leave_table(table_id: str, seat: int):
     caller = require(room().table(table_id).state, "player", "admin", seat=seat)
     actor = "admin" if caller.role == "admin" else f"seat:{seat}"
-    return answered(room().leave(table_id, seat, actor, client_key()), 200)
+    seated = None if caller.role == "admin" else caller
+    return answered(room().leave(table_id, seat, actor, client_key(), seated), 200)
