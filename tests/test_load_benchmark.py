@@ -7,7 +7,6 @@ import http.server
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,7 +15,7 @@ import time
 import pytest
 
 from benchmarks import load
-from tests.processes import ROOT
+from tests.processes import ROOT, free_port
 
 
 @pytest.fixture
@@ -46,12 +45,6 @@ def answering():
     server.server_close()
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_server_that_answers_200_is_taken(answering):
     assert load.awaited_answer(answering + "/ok", "", 1) is None
     assert load.awaited_answer(answering, "/ok", 1) is None
@@ -68,7 +61,7 @@ def test_a_url_it_cannot_use_is_refused(url):
 
 
 def test_a_server_not_listening_is_waited_for_then_refused(capsys):
-    why = load.awaited_answer(f"http://127.0.0.1:{closed_port()}", "/healthz", 0.5)
+    why = load.awaited_answer(f"http://127.0.0.1:{free_port()}", "/healthz", 0.5)
     assert "does not answer" in why and "after 0.5 s" in why
     assert "waiting up to 0.5 s" in capsys.readouterr().out
 
@@ -76,7 +69,7 @@ def test_a_server_not_listening_is_waited_for_then_refused(capsys):
 def test_main_exits_with_a_message_when_the_api_does_not_answer(monkeypatch, capsys):
     monkeypatch.setattr(load, "SERVER_WAIT", 0.3)
     with pytest.raises(SystemExit) as exit:
-        load.main([f"http://127.0.0.1:{closed_port()}", "--seconds", "0.2",
+        load.main([f"http://127.0.0.1:{free_port()}", "--seconds", "0.2",
                    "--probes", "none"])
     assert exit.value.code == 2
     assert "does not answer" in capsys.readouterr().err
@@ -138,7 +131,7 @@ def test_ctrl_c_stops_every_process_with_one_line(answering):
 
 def test_a_redis_url_that_finds_no_process_is_said(answering, capsys):
     load.main([answering, "--seconds", "0.2", "--probes", "none", "--uneven",
-               "--redis-url", f"redis://127.0.0.1:{closed_port()}/0"])
+               "--redis-url", f"redis://127.0.0.1:{free_port()}/0"])
     assert "no workers nor redis process found" in capsys.readouterr().out
 
 
