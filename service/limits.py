@@ -31,6 +31,7 @@ own, and the bucket is shared in Redis, so the limit holds across processes.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
@@ -213,7 +214,22 @@ def _count(number, thing: str) -> str:
 
 
 def _address() -> str:
-    return request.remote_addr or "unknown"
+    return client_address(request.remote_addr)
+
+
+def client_address(address: str | None) -> str:
+    """Whom a request counts against: its address, or for IPv6 the /64 network holding it.
+    One host is commonly given a whole /64, so it could take a fresh address for every
+    request; an IPv4 address mapped into IPv6 counts as itself."""
+    if not address or ":" not in address:
+        return address or "unknown"
+    try:
+        ip = ipaddress.IPv6Address(address)
+    except ValueError:  # not an address gunicorn or a proxy would give: as it is
+        return address
+    if ip.ipv4_mapped:
+        return str(ip.ipv4_mapped)
+    return str(ipaddress.IPv6Network((ip, 64), strict=False))
 
 
 def _address_key(address: str) -> str:

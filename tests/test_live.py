@@ -295,6 +295,21 @@ def test_a_store_that_fails_mid_stream_closes_it_and_a_bug_still_raises():
         list(Paced(None, 10.0).messages(failing(KeyError("bug"))))
 
 
+def test_the_addresses_of_one_ipv6_slash_64_hold_its_streams_together(table_for):
+    client, table = table_for(Config(max_streams=8, max_streams_per_address=2))
+    hand_no = start_hand(client, table)
+
+    def from_address(seat, address):
+        return client.get(hand_url(table, hand_no, "/events/stream"), buffered=False,
+                          headers=table["players"][seat], environ_overrides={"REMOTE_ADDR": address})
+    held = [from_address(1, "2001:db8:7:7::1"), from_address(2, "2001:db8:7:7:8::2")]
+    refused = from_address(3, "2001:db8:7:7::3")
+    other = from_address(3, "2001:db8:7:8::3")
+    assert [r.status_code for r in (*held, refused, other)] == [200, 200, 429, 200]
+    for response in (*held, other):
+        response.close()
+
+
 @pytest.fixture
 def table_for():
     """Factory: an embedded app with ``config`` and a five card draw table of three."""

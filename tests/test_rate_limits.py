@@ -21,7 +21,7 @@ import yaml
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config, Rate
-from service.limits import Blocks
+from service.limits import Blocks, client_address
 from service.room import hash_token
 from tests.processes import ROOT, free_port, subprocess_env
 from tests.test_openapi import SPEC_PATH, Contract
@@ -164,6 +164,25 @@ def test_each_token_and_each_address_has_a_bucket_of_its_own(limited):
     assert client.get("/v1/games").status_code == 200
     assert_rate_limited(client.get("/v1/games"))
     assert client.get("/v1/games", **from_address("192.0.2.7")).status_code == 200
+
+
+def test_an_ipv6_client_counts_as_its_slash_64_and_a_mapped_ipv4_as_itself(limited):
+    client, _ = limited(general=Rate(2, 60))
+    for address in ("2001:db8:1:2::1", "2001:db8:1:2:ffff::9"):  # one /64, two hosts' worth
+        assert client.get("/v1/games", **from_address(address)).status_code == 200
+    assert_rate_limited(client.get("/v1/games", **from_address("2001:db8:1:2::abcd")))
+    assert client.get("/v1/games", **from_address("2001:db8:1:3::1")).status_code == 200
+    for _ in range(2):
+        assert client.get("/v1/games", **from_address("192.0.2.9")).status_code == 200
+    assert_rate_limited(client.get("/v1/games", **from_address("::ffff:192.0.2.9")))
+
+
+@pytest.mark.parametrize("address, counted_as", [
+    ("192.0.2.1", "192.0.2.1"), ("2001:db8::1", "2001:db8::/64"),
+    ("2001:db8:0:0:ffff:1:2:3", "2001:db8::/64"), ("fe80::1%eth0", "fe80::/64"),
+    ("::ffff:10.1.2.3", "10.1.2.3"), (None, "unknown"), ("not:an:address", "not:an:address")])
+def test_whom_an_address_counts_as(address, counted_as):
+    assert client_address(address) == counted_as
 
 
 def test_the_key_holds_the_tokens_hash_never_the_token(limited):

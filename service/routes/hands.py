@@ -13,6 +13,7 @@ from domain.errors import DomainError
 from domain.views import as_dealt
 from service import live, schemas
 from service.auth import require
+from service.limits import client_address
 from service.problems import ApiError
 from service.room import NotSeated
 from service.routes import answered, body, client_key, query, room, takes_query
@@ -90,7 +91,7 @@ def event_stream(table_id: str, hand_no: int):
              else _last_event_id(given, "the query parameter last_event_id"))
     config = current_app.extensions["backend"].config
     return live.respond(room(), current_app.extensions["streams"], config.sse_heartbeat,
-                        snapshot, caller, after, request.remote_addr or "unknown",
+                        snapshot, caller, after, client_address(request.remote_addr),
                         request.environ.get("gunicorn.socket"))
 
 
