@@ -301,7 +301,8 @@ def test_the_addresses_of_one_ipv6_slash_64_hold_its_streams_together(table_for)
 
     def from_address(seat, address):
         return client.get(hand_url(table, hand_no, "/events/stream"), buffered=False,
-                          headers=table["players"][seat], environ_overrides={"REMOTE_ADDR": address})
+                          headers=table["players"][seat],
+                          environ_overrides={"REMOTE_ADDR": address})
     held = [from_address(1, "2001:db8:7:7::1"), from_address(2, "2001:db8:7:7:8::2")]
     refused = from_address(3, "2001:db8:7:7::3")
     other = from_address(3, "2001:db8:7:8::3")
