@@ -16,9 +16,9 @@ install: $(STAMP)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when pyproject.toml changes.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check -q -e '.[test]'
+# Reinstall only when the dependencies change.
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 run: $(STAMP)
