@@ -1,7 +1,7 @@
 """CPU time of one request, in process: a hand read, an action, and the floor route.
 
 Run from the repository root, with a Redis of the benchmark's own (its database is
-flushed):
+flushed; one holding keys that no benchmark wrote is refused):
     python benchmarks/requests.py REDIS_URL [--reads 1500] [--hands 40] [--instructions]
 
 Each request is one WSGI call of the app, its environ built beforehand (no gunicorn, no
@@ -44,6 +44,7 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:  # before prometheus_client is 
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="cardroom-bench-")
     atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], True)
 
+from benchmarks.scratch import emptied  # noqa: E402
 from floor import create_floor_app  # noqa: E402
 from load import SCRIPT  # noqa: E402
 from service import logs  # noqa: E402
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     secret_key, signing_key = new_key_pair()
     config = Config(redis_url=args.redis_url, secret_key=secret_key, signing_key=signing_key)
     backend = Backend.from_config(config)
-    backend.redis.flushdb()
+    emptied(backend.redis)
     app = create_app(config, backend=backend)
     client, floor = app.test_client(), create_floor_app(args.redis_url)
 

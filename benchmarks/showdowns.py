@@ -1,6 +1,7 @@
 """CPU of a ``cardroom worker`` per showdown job: RQ's bookkeeping and the job itself.
 
-Run from the repository root, on a Redis whose database it may flush:
+Run from the repository root, on a Redis whose database it may flush (one holding keys
+that no benchmark wrote is refused):
     python benchmarks/showdowns.py --redis-url URL [--hands 100] [--stage all] 2>/dev/null
 
 ``--stage prepare`` flushes the database, plays ``--hands`` Five Card Draw hands of 4
@@ -34,6 +35,7 @@ from tests.processes import TEST_KEYS  # noqa: E402
 os.environ.update(TEST_KEYS)  # the worker's jobs read their keys from the environment
 
 from benchmarks.audit import to_the_showdown  # noqa: E402
+from benchmarks.scratch import emptied  # noqa: E402
 from service import handover, jobs, logs, metrics  # noqa: E402
 from service.backend import Backend, connect  # noqa: E402
 from service.config import Config  # noqa: E402
@@ -45,7 +47,7 @@ from service.worker import _Worker  # noqa: E402
 def prepare(config: Config, hands: int) -> None:
     """Flush the database; ``hands`` hands brought to their showdown, each job enqueued."""
     backend = Backend.from_config(config)
-    backend.redis.flushdb()
+    emptied(backend.redis)
     keys = config.keys()
     def enqueue(table_id: str, hand_no: int) -> None:  # as the API does (not embedded)
         jobs.enqueue_showdown(backend.queue, table_id, hand_no,
