@@ -8,7 +8,8 @@ Plays ``--hands`` Five Card Draw hands of 4 players to the end through the servi
 in-process fakeredis server or, with ``--redis-url``, on that Redis (its database is
 flushed: give it one of its own; one holding keys that no benchmark wrote is refused).
 Then it audits every hand once, untimed, and times the best of three passes over all of
-them, as CPU time of this process: hands per second on one core. ``--profile`` prints where one pass spends it (cProfile, on CPU time).
+them, as CPU time of this process: hands per second on one core. ``--profile`` prints
+where one pass spends it (cProfile, on CPU time).
 
 ``--instructions`` counts instead of timing (as ``benchmarks/requests.py`` does): the
 benchmark runs twice under valgrind's callgrind, once auditing every hand three times more
