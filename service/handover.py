@@ -60,3 +60,6 @@ def _rules() -> str:
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+_rules()  # now, as the process loads its rules: not from files replaced since (an upgrade)

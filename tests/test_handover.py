@@ -4,7 +4,11 @@ where a stream moved on, and takes nothing it cannot open. On the embedded faker
 
 from __future__ import annotations
 
+import os
 import pickle
+import shutil
+import subprocess
+import sys
 import zlib
 
 import pytest
@@ -20,6 +24,7 @@ from service.keys import new_key_pair
 from service.room import Cardroom
 from service.store import EventStore, hand_stream
 from tests.conftest import make_table
+from tests.processes import ROOT
 from tests.test_api import play_to_showdown
 
 
@@ -160,3 +165,26 @@ def _table_at_the_showdown(client) -> str:
                        headers=table["admin"]).status_code == 201
     play_to_showdown(client, table, 1)
     return table["id"]
+
+
+def test_a_hand_over_is_bound_to_the_rules_its_process_loaded_not_to_later_files(tmp_path):
+    """Files replaced in place (an upgrade) while a process runs, before its first hand over:
+    its states, pickled by the rules it loaded, are not bound to the new ones, which a
+    process started since holds."""
+    for package in ("domain", "service"):
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    events = tmp_path / "domain" / "events.py"
+    script = ("import pathlib, sys\n"
+              "from service import handover\n"
+              "if sys.argv[1] == 'upgrade':\n"
+              f"    path = pathlib.Path({str(events)!r})\n"
+              "    path.write_text(path.read_text() + '# upgraded\\n')\n"
+              "print(handover._context('t', 1))\n")
+
+    def context(*args: str) -> str:
+        return subprocess.run([sys.executable, "-c", script, *args], cwd=tmp_path, check=True,
+                              env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                              capture_output=True, text=True).stdout
+    old = context("upgrade")  # loaded the old rules, then the files changed
+    assert context("") != old  # a process started since, with the new rules
