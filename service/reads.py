@@ -414,4 +414,8 @@ def project(envelope: Envelope, viewer: Viewer, state: Any, event: Event | None 
     """A stored event as ``viewer`` receives it: the chained fields (commitments in place of
     hidden values) and the openings they may see. ``event``: its domain event, if known."""
     visible = visible_openings(event or opened_event(envelope), viewer, state)
-    return {**envelope.to_dict(), "openings": {p: envelope.openings[p] for p in visible}}
+    try:
+        openings = {p: envelope.openings[p] for p in visible}
+    except KeyError as missing:  # only a direct write to the store removes one
+        raise UnreadableRecord(f"event {envelope.version}", f"no opening {missing}") from None
+    return {**envelope.to_dict(), "openings": openings}

@@ -706,3 +706,21 @@ JSON_VALUES = st.recursive(
 def test_canonical_json_is_the_published_definition(value):
     published = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert fairness.canonical_json(value) == published
+
+
+@pytest.mark.parametrize("route", ["/events", "/history", "/audit"])
+def test_a_hand_whose_stored_openings_were_removed_is_not_an_internal_error(
+        client, fake_backend, table, route):
+    """Only a direct write to Redis removes them: the reads say a record does not decode,
+    and the audit finds the hand's cards unproven."""
+    hand_no = finished_hand(client, fake_backend, table)
+
+    def without_openings(entries):
+        return [{k: v for k, v in e.items() if k != "openings"} for e in entries]
+    _rewrite(fake_backend.redis, hand_stream(table["id"], hand_no), without_openings)
+    response = client.get(hand_url(table, hand_no, route), headers=table["auditor"])
+    if route == "/audit":
+        assert response.status_code == 200 and response.json["valid"] is False, response.json
+    else:
+        assert response.status_code == 500, response.json
+        assert response.json["code"] == "stored_record_unreadable"
