@@ -8,11 +8,11 @@ blocking ``XREAD`` (``EventStore.wait``), never polls, and sends a ``: heartbeat
 comment after ``Config.sse_heartbeat`` seconds of silence. Under gunicorn it also looks
 every ``CLIENT_CHECK`` seconds whether the client has closed its connection, and ends then,
 rather than at its next write (a heartbeat away); and as its process begins to stop
-(``STOPPING``, set on gunicorn's SIGTERM), so that the process stops within a second,
-not at gunicorn's graceful timeout (30 s, past ``docker stop``'s 10). Each stream holds a
-server thread, so a process serves at most ``Config.max_streams`` at once (``cardroom
-serve`` adds that many threads); past it a client gets 503 ``too_many_streams`` at once. So that
-one client cannot hold them all, an address holds at most
+(``STOPPING``, set on gunicorn's SIGTERM, SIGINT or SIGQUIT), so that the process stops
+within a second, not at gunicorn's graceful timeout (30 s, past ``docker stop``'s 10).
+Each stream holds a server thread, so a process serves at most ``Config.max_streams`` at
+once (``cardroom serve`` adds that many threads); past it a client gets 503
+``too_many_streams`` at once. So that one client cannot hold them all, an address holds at most
 ``Config.max_streams_per_address`` of a process's streams; past that it gets 429
 ``too_many_streams_from_address``.
 """

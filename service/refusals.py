@@ -72,6 +72,14 @@ class ProblemThreadWorker(gthread.ThreadWorker):
         live.STOPPING.set()
         super().handle_exit(sig, frame)
 
+    def handle_quit(self, sig, frame):
+        """SIGINT (Ctrl-C) and SIGQUIT (gunicorn's to its workers on SIGINT): gunicorn exits
+        the main thread at once, but the interpreter still waits for the request threads;
+        the event streams end as on SIGTERM, rather than holding the process until gunicorn
+        kills it at its graceful timeout."""
+        live.STOPPING.set()
+        super().handle_quit(sig, frame)
+
 
 def _closable(create):
     def made(*args, **kwargs):
