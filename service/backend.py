@@ -14,10 +14,11 @@ Embedded mode (``Config.redis_url`` is None) runs two in-process
 for the job queue: a fakeredis server runs each command, a script whole, under its
 lock, so RQ's commands of a job never wait behind a request's script. Its jobs run in a
 daemon thread that loops: sweep owed jobs and, with ``CARDROOM_ARCHIVE_AFTER``, ended
-hands to archive (``service.retention``; about once a second), drain the queue with the
-backend's one RQ worker (RQ's burst loop; the worker is registered once, at the first
-jobs, and its death when the thread stops), then sleep until a job is enqueued on
-the backend's queue (which wakes it at once) or the next sweep is due. A
+hands to archive (``service.retention``; about once a second) and, once a minute, the keys
+past their TTL out of both servers (fakeredis drops them only as they are read), drain the
+queue with the backend's one RQ worker (RQ's burst loop; the worker is registered once, at
+the first jobs, and its death when the thread stops), then sleep until a job is enqueued
+on the backend's queue (which wakes it at once) or the next sweep is due. A
 blocking RQ worker would never wake on fakeredis from a thread. The thread shares
 the interpreter with the request threads, so while it runs jobs, new requests wait
 before they start, for a moment at most. ``service.embedded`` holds its worker, the
@@ -49,6 +50,7 @@ from service.embedded import JobsFirst, ThreadWorker
 log = logging.getLogger(__name__)
 
 SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
+EXPIRE_INTERVAL = 60.0  # embedded: seconds between drops of the keys past their TTL
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
 READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
 SCRAPE_TIMEOUT = 1.0  # seconds GET /metrics waits on Redis, well inside a scrape's time limit
@@ -168,6 +170,7 @@ class Backend:
         self._worker_lock = threading.Lock()  # one thread at a time runs jobs with it
         self.jobs_first = JobsFirst()  # the app waits on it before each request, if embedded
         self._sweep_errors: dict[str, str] = {}  # task name -> its last failure, logged
+        self._next_expiry = 0.0  # embedded: when the sweep next drops keys past their TTL
         # An outage of the events' Redis the sweep meets (a worker on one Redis shares its own)
         self.events_outage = Outage(log, "the sweeper tries again every second")
         self._scrape_redis: redis.Redis | RedisCluster | None = None
@@ -207,14 +210,27 @@ class Backend:
 
     def sweep(self) -> None:
         """Call ``service.jobs.enqueue_owed_jobs`` and, with ``Config.archive_after`` set,
-        ``service.retention.archive_ended_hands`` (each whether or not the other failed);
-        log a new failure of each (an outage of the events' Redis once), never raise."""
+        ``service.retention.archive_ended_hands``; embedded, every ``EXPIRE_INTERVAL``, drop
+        the keys past their TTL (each task whether or not another failed); log a new
+        failure of each (an outage of the events' Redis once), never raise."""
         tasks = {"enqueue_owed_jobs": lambda: _module("jobs").enqueue_owed_jobs(self)}
         if self.config.archive_after is not None:
             tasks["archive_ended_hands"] = lambda: _module("retention").archive_ended_hands(
                 _module("store").EventStore(self.redis), self.config.archive_after)
+        if self.embedded and time.monotonic() >= self._next_expiry:
+            self._next_expiry = time.monotonic() + EXPIRE_INTERVAL
+            tasks["expire_keys"] = self._expire_keys
         if all([self._sweep_task(name, task) for name, task in tasks.items()]):
             self.events_outage.up()
+
+    def _expire_keys(self) -> None:
+        """Embedded: drop the keys past their TTL from both in-process servers. fakeredis
+        drops an expired key only as it is read, or as the key space is counted or listed
+        (as DBSIZE does); a real Redis drops them itself. Without this, what is meant to
+        last a while (the idempotency records, a day; RQ's jobs and results, an hour) was
+        held for good, some 6 KB a hand."""
+        self.redis.dbsize()
+        self.rq.dbsize()
 
     def _sweep_task(self, name: str, task) -> bool:
         """Run one task of the sweep; False if it failed (logged once until it changes)."""

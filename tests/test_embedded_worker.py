@@ -205,3 +205,25 @@ def test_a_worker_renews_its_key_seldom_and_a_job_s_heartbeat_always(worker_clas
     assert not connection.exists(worker.key)
     worker.heartbeat(30)  # a job's: sent
     assert 0 < connection.ttl(worker.key) <= 30
+
+
+def _held(client) -> set[bytes]:
+    """The keys the in-process server of ``client`` holds, past their TTL or not (reading a
+    key would answer the question: fakeredis drops an expired key as it is read)."""
+    return set(client.connection_pool.connection_kwargs["server"].dbs[0]._dict)
+
+
+def test_the_thread_drops_keys_past_their_ttl_from_both_in_process_servers(fake_backend,
+                                                                          monkeypatch):
+    """fakeredis drops an expired key only as it is read or the key space is counted: the
+    idempotency records (a day), RQ's jobs and results (an hour) were held for good."""
+    monkeypatch.setattr(backend_module, "SWEEP_INTERVAL", 0.05)
+    monkeypatch.setattr(backend_module, "EXPIRE_INTERVAL", 0.05)
+    servers = (fake_backend.redis, fake_backend.rq)
+    for client in servers:
+        client.set("brief", "x", px=100)
+        client.set("lasting", "x")
+    fake_backend.start_worker_thread()
+    wait_for(lambda: all(b"brief" not in _held(client) for client in servers), timeout=5,
+             what="the keys past their TTL to be dropped")
+    assert all(b"lasting" in _held(client) for client in servers)
