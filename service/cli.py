@@ -3,8 +3,9 @@
 ``serve`` runs the Flask app under gunicorn. Without ``REDIS_URL`` (embedded
 mode) it runs exactly one gunicorn worker process with threads, and that
 process creates the fakeredis server, the app and the job worker thread
-itself (no preload, so nothing is shared across a fork). With ``REDIS_URL``
-it runs ``--workers`` processes and no job thread: jobs go to separate
+itself (no preload, so nothing is shared across a fork); its master ignores the
+signals that would start a worker with a store of its own (``EmbeddedArbiter``). With
+``REDIS_URL`` it runs ``--workers`` processes and no job thread: jobs go to separate
 ``cardroom worker`` processes, on ``RQ_REDIS_URL`` if set (required with
 ``REDIS_CLUSTER=true``; ``service.config`` says why).
 
@@ -36,6 +37,7 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
 from redis.exceptions import RedisClusterException, RedisError
 
 from service.config import Config
@@ -49,17 +51,51 @@ WORKERS, THREADS = 2, 8  # gunicorn processes (with REDIS_URL) and threads per p
 
 class Gunicorn(BaseApplication):
     """Runs the app that ``load`` makes, in each gunicorn worker process (preload_app is
-    off, so nothing made there is shared across a fork)."""
+    off, so nothing made there is shared across a fork), under an ``arbiter`` of that
+    class."""
 
-    def __init__(self, load: Callable[[], Any], options: dict):
+    def __init__(self, load: Callable[[], Any], options: dict,
+                 arbiter: type[Arbiter] = Arbiter):
         self.load = load
         self.options = options
+        self.arbiter = arbiter
         super().__init__()
+
+    def run(self):
+        """As ``BaseApplication.run``, with the arbiter's class given."""
+        try:
+            self.arbiter(self).run()
+        except RuntimeError as error:
+            print(f"\nError: {error}\n", file=sys.stderr)
+            sys.stderr.flush()
+            sys.exit(1)
 
     def load_config(self):
         for key, value in self.options.items():
             if key in self.cfg.settings:
                 self.cfg.set(key, value)
+
+
+class EmbeddedArbiter(Arbiter):
+    """The embedded mode's gunicorn master. Its one worker process holds every table (the
+    in-process fakeredis): it ignores, and says so, the signals that would replace that
+    process by one with an empty store (SIGHUP, gunicorn's reload) or start another beside
+    it with a store of its own (SIGTTIN, one worker more; SIGUSR2, a new master and its
+    workers)."""
+
+    def _ignore(self, name: str, effect: str) -> None:
+        self.log.warning("%s ignored in the embedded mode: the worker process holds every "
+                         "table, and %s (stop and start the server to begin afresh)",
+                         name, effect)
+
+    def handle_hup(self):
+        self._ignore("SIGHUP", "a reload would replace it by one with an empty store")
+
+    def handle_ttin(self):
+        self._ignore("SIGTTIN", "a second worker would hold tables of its own")
+
+    def handle_usr2(self):
+        self._ignore("SIGUSR2", "a new master's worker would hold tables of its own")
 
 
 def host_and_port(host: str, port: int) -> str:
@@ -176,7 +212,8 @@ def serve(config: Config, workers: int, threads: int) -> int:
                "child_exit": _forget_dead_process}
     metrics_dir, arbiter = _metrics_dir(), os.getpid()
     try:
-        Gunicorn(partial(_load_cardroom, config), options).run()
+        Gunicorn(partial(_load_cardroom, config), options,
+                 EmbeddedArbiter if config.embedded else Arbiter).run()
     finally:
         # A worker, forked in run(), leaves through here too: only the arbiter cleans up.
         if metrics_dir and os.getpid() == arbiter:

@@ -357,6 +357,34 @@ def test_serve_stops_within_seconds_with_an_event_stream_open(cardroom_process, 
         stream.close()
 
 
+def test_serve_embedded_keeps_its_tables_through_sighup_and_sigttin(cardroom_process, tmp_path):
+    """In the embedded mode the one worker process holds every table: gunicorn's reload
+    (SIGHUP) would replace it by one with an empty store, and SIGTTIN add a second worker
+    with a store of its own. The master ignores both, and says why."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
+    wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+    request = urllib.request.Request(f"{base}/v1/tables", b'{"game": "five-card-draw"}',
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        table = json.load(response)
+
+    for sig in (signal.SIGHUP, signal.SIGTTIN):
+        proc.send_signal(sig)
+    wait_for(lambda: "Handling signal: ttin" in proc.log_path.read_text(),
+             what="the master to handle both signals")
+    read = urllib.request.Request(f"{base}/v1/tables/{table['table_id']}",
+                                  headers={"Authorization": f"Bearer {table['admin_token']}"})
+    for _ in range(20):  # a worker booted meanwhile would answer 404: it holds no table
+        with urllib.request.urlopen(read, timeout=WAIT) as response:
+            assert response.status == 200
+        time.sleep(0.1)
+    log = proc.log_path.read_text()
+    assert log.count("Booting worker") == 1 and log.count("ignored in the embedded mode") == 2, log
+    assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
+
+
 def test_serve_removes_the_metrics_directory_a_killed_server_left_not_a_running_one(
         cardroom_process, tmp_path):
     temp = tmp_path / "temp"  # the servers' TMPDIR, where each makes its metrics directory
