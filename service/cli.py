@@ -4,10 +4,11 @@
 mode) it runs exactly one gunicorn worker process with threads, and that
 process creates the fakeredis server, the app and the job worker thread
 itself (no preload, so nothing is shared across a fork); its master ignores the
-signals that would start a worker with a store of its own (``EmbeddedArbiter``). With
-``REDIS_URL`` it runs ``--workers`` processes and no job thread: jobs go to separate
-``cardroom worker`` processes, on ``RQ_REDIS_URL`` if set (required with
-``REDIS_CLUSTER=true``; ``service.config`` says why).
+signals that would start a worker with a store of its own, and says that the tables are
+lost when it replaces a worker that died (``EmbeddedArbiter``). With ``REDIS_URL`` it
+runs ``--workers`` processes and no job thread: jobs go to separate ``cardroom worker``
+processes, on ``RQ_REDIS_URL`` if set (required with ``REDIS_CLUSTER=true``;
+``service.config`` says why).
 
 Observability (``service.metrics``, ``service.logs``): ``serve`` gives its processes a
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
@@ -81,7 +82,14 @@ class EmbeddedArbiter(Arbiter):
     in-process fakeredis): it ignores, and says so, the signals that would replace that
     process by one with an empty store (SIGHUP, gunicorn's reload) or start another beside
     it with a store of its own (SIGTTIN, one worker more; SIGUSR2, a new master and its
-    workers)."""
+    workers); and when that process died (killed, out of memory) and it boots another,
+    it says that the tables are lost."""
+
+    def spawn_worker(self):
+        if self.worker_age:  # not the first: the one before has died
+            self.log.warning("the worker process is gone and a new one starts with an empty "
+                             "store: every table and hand of the embedded mode is lost")
+        return super().spawn_worker()
 
     def _ignore(self, name: str, effect: str) -> None:
         self.log.warning("%s ignored in the embedded mode: the worker process holds every "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -382,6 +383,25 @@ def test_serve_embedded_keeps_its_tables_through_sighup_and_sigttin(cardroom_pro
         time.sleep(0.1)
     log = proc.log_path.read_text()
     assert log.count("Booting worker") == 1 and log.count("ignored in the embedded mode") == 2, log
+    assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
+
+
+def test_serve_embedded_says_its_tables_are_lost_when_its_worker_process_dies(
+        cardroom_process, tmp_path):
+    """gunicorn boots a new worker process in place of one that died (the kernel's
+    out-of-memory killer, say); in the embedded mode its store is empty, and the log says
+    so rather than only that a worker boots."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
+    wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
+    (worker,) = re.findall(r"Booting worker with pid: (\d+)", proc.log_path.read_text())
+    os.kill(int(worker), signal.SIGKILL)
+    wait_for(lambda: _healthz(base) == 200 and "Booting worker" in proc.log_path.read_text()
+             .split(f"pid: {worker}", 1)[1], what="a new worker process")
+    lost = [line for line in proc.log_path.read_text().splitlines()
+            if "every table and hand" in line]
+    assert len(lost) == 1 and '"level":"WARNING"' in lost[0], proc.log_path.read_text()
     assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
 
 
