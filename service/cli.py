@@ -213,11 +213,11 @@ def serve(config: Config, workers: int, threads: int) -> int:
         queue = f", jobs on {_redacted(config.rq_url)}" if config.rq_apart else ""
         mode = (f"redis mode ({events}{queue}, {workers} workers; "
                 "run `cardroom worker` for jobs)")
-    print(f"cardroom: {mode}, listening on http://{host_and_port(config.host, config.port)}",
-          flush=True)
+    banner = f"cardroom: {mode}, listening on http://{host_and_port(config.host, config.port)}"
     # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
     options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),
-               "child_exit": _forget_dead_process}
+               "child_exit": _forget_dead_process,
+               "when_ready": lambda _: print(banner, flush=True)}  # once bound, not before
     metrics_dir, arbiter = _metrics_dir(), os.getpid()
     try:
         Gunicorn(partial(_load_cardroom, config), options,

@@ -312,9 +312,21 @@ def _check_serve(cardroom_process, tmp_path, mode: str, *args: str, **env: str):
     proc = cardroom_process("serve", "--port", str(port), *args, cwd=tmp_path, **env)
     wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
     assert proc.poll() is None, proc.log_path.read_text()
-    first_line = proc.log_path.read_text().splitlines()[0]
-    assert mode in first_line and base in first_line
+    [banner] = [line for line in proc.log_path.read_text().splitlines()
+                if line.startswith("cardroom: ")]
+    assert mode in banner and f"listening on {base}" in banner
     assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
+
+
+def test_serve_says_it_listens_only_once_it_does(cardroom_process, tmp_path):
+    """On a port another server holds, gunicorn retries for a few seconds and gives up:
+    ``cardroom serve`` never says it is listening there."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        proc = cardroom_process("serve", "--port", str(port), cwd=tmp_path)
+        assert proc.wait(timeout=60) != 0
+    log = proc.log_path.read_text()
+    assert "Connection in use" in log and "listening on" not in log, log
 
 
 def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
