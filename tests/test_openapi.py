@@ -595,6 +595,21 @@ def test_refusals_answer_problem_details_as_the_spec_says(contract, monkeypatch,
     assert c.call("GET", "/healthz", expect=503).get_json()["code"] == "store_unavailable"
 
 
+def test_a_path_number_written_otherwise_is_a_documented_404(contract, spec):
+    """A number in a path written otherwise than in the digits 0-9 without leading zeros,
+    16 at most (``routes.Number``), names no route: every operation with a hand's or a
+    seat's number in its path, the replay page's too, documents that 404 ``not_found``."""
+    numbered = [(method.upper(), path) for path, item in spec["paths"].items()
+                if "{hand_no}" in path or "{seat}" in path
+                for method in item if method in _HTTP_METHODS]
+    assert len(numbered) == 11
+    for method, template in numbered:
+        for written in ("-1", "01", "null,null", "1" * 17):
+            names = {"table_id": "6fcf63e6ec7c4e16", "hand_no": written, "seat": written}
+            assert contract.call(method, template, path=names, expect=404).get_json()["code"] \
+                == "not_found"
+
+
 def test_an_imported_hand_answers_as_the_spec_says(contract):
     """An imported hand has no seed: its reads carry an empty seed commitment."""
     c = contract
