@@ -8,20 +8,21 @@ on the last seat. Heads-up, PHH writes forced bets in reverse: its arrays give t
 button's amount first.
 
 Variants. PHH has codes for no-limit (``NT``) and fixed-limit (``FT``) hold'em,
-pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and
-fixed-limit seven card stud with a bring-in (``F7S``). A hand of another game or
-structure (pot-limit hold'em, five card draw, five card stud, house or club
-stakes, a stud hand whose fourth street was opened at the upper limit under the open
-pair rule, which PHH's stud lacks) is written with the standard fields and actions that apply, the game and
-its options in the user fields ``_variant`` and ``_options``, and no ``variant``:
-a PHH tool then refuses it plainly instead of replaying it under rules that are
-not the hand's; so is a hand in which a player bought chips (where nobody may go all
+pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and fixed-limit
+seven card stud with a bring-in (``F7S``). A hand of another game or structure
+(pot-limit hold'em, five card draw, five card stud, house or club stakes, a stud hand
+whose fourth street was opened at the upper limit under the open pair rule, which PHH's
+stud lacks, or opened by other rules than PHH's stud; a fixed-limit hand whose big blind
+is not its small bet) is written with the standard fields and actions that apply, the
+game and its options in the user fields ``_variant`` and ``_options``, and no
+``variant``: a PHH tool then refuses it plainly instead of replaying it under rules that
+are not the hand's; so is a hand in which a player bought chips (where nobody may go all
 in, a player short of a bet may buy the chips to call it): they are listed in
 ``_chips_bought``, each before the action it names, and PHH's stacks are fixed for the
-hand. A hand of a standard variant carries its options in ``_options`` too,
-and an import of such a document takes from them what PHH has no field for (the
-table's chip, by which split pots are divided; the raise cap), the standard fields
-winning where both say. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
+hand. A hand of a standard variant carries its options in ``_options`` too, and an
+import of such a document takes from them what PHH has no field for (the table's chip,
+by which split pots are divided; the raise cap), the standard fields winning where both
+say. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
 ``_seed_commitment``, ``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
@@ -66,6 +67,8 @@ STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"):
             ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
             ("seven-card-stud", "fixed-limit"): "F7S"}
 GAMES = {code: game for game, code in STANDARD.items()}
+# Who opens PHH's seven card stud (F7S): a hand opened otherwise carries _variant
+_F7S_OPENERS = {"first_opener": "lowest_up_card_suit", "later_opener": "best_hand_showing"}
 UNKNOWN = "??"
 _CARD = re.compile(f"[{''.join(RANKS)}][{''.join(SUITS)}]")
 
@@ -123,6 +126,10 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # PHH's stacks are fixed for the hand
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
+    if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
+        return None  # PHH's stud opens by these rules (its import plays by them)
+    if code in ("FT", "FO/8") and options.get("big_blind") != options.get("small_bet"):
+        return None  # PHH's fixed limit opens at its small bet: its import's big blind
     return code
 
 
@@ -489,8 +496,7 @@ def _stake_options(document: dict, code: str) -> dict:
         return _chips(document.get(field), field)
     if code == "F7S":
         return {"ante": 0, "bring_in": number("bring_in"), "small_bet": number("small_bet"),
-                "big_bet": number("big_bet"), "first_opener": "lowest_up_card_suit",
-                "later_opener": "best_hand_showing", "open_pair_big_bet": False}
+                "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False}
     if code in ("FT", "FO/8"):
         return {"ante": 0, "big_blind": number("small_bet"), "small_bet": number("small_bet"),
                 "big_bet": number("big_bet")}

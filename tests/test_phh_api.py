@@ -196,3 +196,29 @@ def test_a_document_whose_chips_pass_the_most_a_table_holds_is_refused(client, f
     refused = client.post(IMPORTS, json={"phh": document})
     assert_problem(refused, 422, "phh_rejected")
     assert str(2**53) in refused.json["detail"] and keys_of(fake_backend) == before
+
+
+def test_a_fixed_limit_hand_whose_big_blind_is_not_its_small_bet_imports_again(client):
+    """PHH's FT opens at its small bet (its import makes that the big blind): a table whose
+    big blind is another amount exports its hands with ``_variant``, and they import again."""
+    created = client.post("/v1/tables", json={"game": "texas-holdem", "options": {
+        "structure": "fixed-limit", "small_bet": 2}}).json
+    table, admin = f"/v1/tables/{created['table_id']}", auth(created["admin_token"])
+    tokens = {}
+    for name in ("ann", "bob"):
+        joined = client.post(f"{table}/players", json={"name": name, "buy_in": 1000}).json
+        tokens[joined["seat"]] = auth(joined["token"])
+    url = f"{table}/hands/{client.post(f'{table}/hands', headers=admin).json['hand_no']}"
+    for kind in ("raise", "fold"):
+        seat = client.get(url, headers=admin).json["awaiting"][0]
+        legal = {a["type"]: a for a in client.get(url, headers=tokens[seat]).json[
+            "legal_actions"]}
+        answer = client.post(f"{url}/actions", headers=tokens[seat],
+                             json={"type": kind, "amount": legal[kind].get("min")})
+        assert answer.status_code == 201, answer.json
+    document = client.get(f"{url}/history?format=phh", headers=auth(created["auditor_token"]))
+    assert tomllib.loads(document.text)["_variant"] == "texas-holdem"
+    imported = client.post(IMPORTS, json={"phh": document.text})
+    assert imported.status_code == 201, imported.json
+    assert list(imported.json["stacks"].values()) == tomllib.loads(document.text)[
+        "finishing_stacks"]

@@ -313,6 +313,31 @@ def test_random_hands_export_and_import_again_to_their_stacks(game, options):
     assert bought > 0 if options.get("all_in") == "forbidden" else bought == 0
 
 
+@pytest.mark.parametrize("game, options", [
+    ("seven-card-stud", {"first_opener": "highest_up_card"}),
+    ("seven-card-stud", {"later_opener": "lowest_up_card"}),
+    ("omaha-hi-lo", {"small_bet": 1}),
+    ("texas-holdem", {"structure": "fixed-limit", "small_bet": 2})])
+def test_a_hand_played_by_rules_its_variant_code_lacks_is_written_under_variant_of_its_own(
+        game, options):
+    """PHH's F7S opens with the lowest up card and later the best hand showing, and its FT
+    and FO/8 open at the small bet (their import makes it the big blind): a hand played by
+    other openers, or with another big blind, is written with ``_variant`` (a PHH tool then
+    refuses it plainly), and imports again to its stacks."""
+    for number in range(N):
+        rng = random.Random(number)
+        stacks = [rng.choice([40, 75, 120, 300, 1000, 5000]) for _ in range(rng.randint(2, 6))]
+        state, events = start(stacks, game=game, button=1 + number % len(stacks),
+                              seed=rng.randbytes(32).hex(), **options)
+        events += play_out(state, rng)[1]
+        text = phh.export(events, {})
+        assert tomllib.loads(text)["_variant"] == game and "variant" not in tomllib.loads(text)
+        order = phh.player_order(events[0].seats, events[0].button)
+        imported = phh.import_hand(text, 1)
+        assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
+            events[-1].stacks[str(seat)] for seat in order], (game, number)
+
+
 def _hand_with_chips_bought() -> dict:
     """The first random Five Card Draw hand, where nobody may go all in, whose export
     lists chips bought."""
