@@ -169,8 +169,8 @@ def _stakes(started: HandStarted, order: list[int], code: str | None) -> dict:
 
 def _nominal_blinds(started: HandStarted, order: list[int]) -> dict:
     options = started.options
-    if not options.get("big_blind"):
-        return {}
+    if not (options.get("big_blind") or options.get("small_blind")):
+        return {}  # a small blind alone is posted too (``forced.forced_bets``)
     small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
     return {str(small): options["small_blind"], str(big): options["big_blind"]}
 
