@@ -70,10 +70,12 @@ def _blind_order(state: HandState) -> list[int]:
 
 
 def largest_blind(state: HandState) -> int:
-    """The seat the first round opens after: the big blind, or an imported hand's largest
-    blind or straddle (the last in order of those tied)."""
+    """The seat the first round opens after: the largest blind or straddle, the last in
+    order of those tied (the big blind, unless a table's small blind is the larger)."""
     blinds = state.source.get("forced", {}).get("blinds")
     if not blinds:
-        return blind_seats(state)[1]
+        small, big = blind_seats(state)
+        blinds = {str(small): state.options.get("small_blind") or 0,
+                  str(big): state.options.get("big_blind") or 0}
     order = _blind_order(state)
     return max(order, key=lambda seat: (blinds.get(str(seat), 0), order.index(seat)))

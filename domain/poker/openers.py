@@ -2,8 +2,9 @@
 cannot act (it is all in), the next seat clockwise that can act opens instead.
 
 * ``left_of_dealer`` (000, 001, 003 after the first round): the first seat to the dealer's left.
-* ``left_of_big_blind`` (003, 004): the first seat to the left of the big blind (of an
-  imported hand's largest blind or straddle).
+* ``left_of_big_blind`` (003, 004): the first seat to the left of the big blind (of the
+  larger blind, where a table's small blind is the larger; of an imported hand's largest
+  blind or straddle).
 * ``first_round_opener`` (002, home games): whoever made the first bet of the first round;
   left of the dealer when nobody bet.
 * ``lowest_up_card_suit`` (003): the lowest up card, ace high; ties by suit, clubs lowest,
