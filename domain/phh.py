@@ -473,7 +473,8 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
             raise PhhRejected(None, f"variant {code!r} is not one cardroom plays; it plays "
                               f"{', '.join(GAMES)} (and, with _variant, its own games)")
         game_id, structure = GAMES[code]  # the standard fields win over our _options
-        requested = {**_our_options(document), "structure": structure,
+        # antes are posted as written; our _options' ante is the table's (its chip)
+        requested = {"ante": 0, **_our_options(document), "structure": structure,
                      **_stake_options(document, code)}
     try:
         game = game_of(game_id)
@@ -495,12 +496,12 @@ def _stake_options(document: dict, code: str) -> dict:
     def number(field):
         return _chips(document.get(field), field)
     if code == "F7S":
-        return {"ante": 0, "bring_in": number("bring_in"), "small_bet": number("small_bet"),
+        return {"bring_in": number("bring_in"), "small_bet": number("small_bet"),
                 "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False}
     if code in ("FT", "FO/8"):
-        return {"ante": 0, "big_blind": number("small_bet"), "small_bet": number("small_bet"),
+        return {"big_blind": number("small_bet"), "small_bet": number("small_bet"),
                 "big_bet": number("big_bet")}
-    return {"ante": 0, "big_blind": number("min_bet"), "min_bet": number("min_bet")}
+    return {"big_blind": number("min_bet"), "min_bet": number("min_bet")}
 
 
 def _chips(value, field: str, limit: int = MAX_AMOUNT) -> int:

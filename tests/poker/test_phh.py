@@ -293,11 +293,13 @@ def test_a_draw_hand_all_in_before_the_draw_is_exported_with_its_draws_before_th
     ("omaha", {"structure": "pot-limit"}), ("omaha-hi-lo", {}),
     ("five-card-draw", {"all_in": "forbidden"}), ("texas-holdem", {"all_in": "forbidden"}),
     ("seven-card-stud", {"all_in": "forbidden"}), ("five-card-draw", {"small_blind": 2}),
-    ("texas-holdem", {"small_blind": 57}), ("omaha", {"big_blind": 0, "small_blind": 10})])
+    ("texas-holdem", {"small_blind": 57}), ("omaha", {"big_blind": 0, "small_blind": 10}),
+    ("omaha-hi-lo", {"ante": 130, "split_chip": "table"})])
 def test_random_hands_export_and_import_again_to_their_stacks(game, options):
     """Hands played with random moves, with side pots, or where nobody may go all in and
     players buy chips mid-hand to call (``_chips_bought``), exported and imported again:
-    the same finishing stacks, split pots included (their chip travels in ``_options``),
+    the same finishing stacks, split pots included (their chip, of the table's amounts and
+    its ante, travels in ``_options``),
     and a small blind posted without a big blind, or larger than it, too (play opens left
     of the larger blind, as an import's does)."""
     bought = 0
