@@ -12,18 +12,18 @@ pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and fixed
 seven card stud with a bring-in (``F7S``). A hand of another game or structure
 (pot-limit hold'em, five card draw, five card stud, house or club stakes, a stud hand
 whose fourth street was opened at the upper limit under the open pair rule, which PHH's
-stud lacks, or opened by other rules than PHH's stud; a fixed-limit hand whose big blind
-is not its small bet) is written with the standard fields and actions that apply, the
-game and its options in the user fields ``_variant`` and ``_options``, and no
-``variant``: a PHH tool then refuses it plainly instead of replaying it under rules that
-are not the hand's; so is a hand in which a player bought chips (where nobody may go all
-in, a player short of a bet may buy the chips to call it): they are listed in
-``_chips_bought``, each before the action it names, and PHH's stacks are fixed for the
-hand. A hand of a standard variant carries its options in ``_options`` too, and an
-import of such a document takes from them what PHH has no field for (the table's chip,
-by which split pots are divided; the raise cap), the standard fields winning where both
-say. Our own facts are user fields too: ``_table_id``, ``_hand_no``,
-``_seed_commitment``, ``_receipt``.
+stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is not the
+amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO) is
+written with the standard fields and actions that apply, the game and its options in the
+user fields ``_variant`` and ``_options``, and no ``variant``: a PHH tool then refuses
+it plainly instead of replaying it under rules that are not the hand's; so is a hand in
+which a player bought chips (where nobody may go all in, a player short of a bet may buy
+the chips to call it): they are listed in ``_chips_bought``, each before the action it
+names, and PHH's stacks are fixed for the hand. A hand of a standard variant carries its
+options in ``_options`` too, and an import of such a document takes from them what PHH
+has no field for (the table's chip, by which split pots are divided; the raise cap), the
+standard fields winning where both say. Our own facts are user fields too:
+``_table_id``, ``_hand_no``, ``_seed_commitment``, ``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
@@ -69,6 +69,10 @@ STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"):
 GAMES = {code: game for game, code in STANDARD.items()}
 # Who opens PHH's seven card stud (F7S): a hand opened otherwise carries _variant
 _F7S_OPENERS = {"first_opener": "lowest_up_card_suit", "later_opener": "best_hand_showing"}
+# The option a standard document's import takes its big blind from (``_stake_options``):
+# a hand whose big blind is another amount carries _variant
+_IMPORTED_BIG_BLIND = {"FT": "small_bet", "FO/8": "small_bet", "NT": "min_bet",
+                       "PO": "min_bet"}
 UNKNOWN = "??"
 _CARD = re.compile(f"[{''.join(RANKS)}][{''.join(SUITS)}]")
 
@@ -128,8 +132,9 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
         return None  # PHH's stud opens by these rules (its import plays by them)
-    if code in ("FT", "FO/8") and options.get("big_blind") != options.get("small_bet"):
-        return None  # PHH's fixed limit opens at its small bet: its import's big blind
+    blind = _IMPORTED_BIG_BLIND.get(code)
+    if blind and options.get("big_blind") != options.get(blind):
+        return None  # the amount PHH opens at, which its import makes the big blind
     return code
 
 
@@ -499,9 +504,9 @@ def _stake_options(document: dict, code: str) -> dict:
         return {"bring_in": number("bring_in"), "small_bet": number("small_bet"),
                 "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False}
     if code in ("FT", "FO/8"):
-        return {"big_blind": number("small_bet"), "small_bet": number("small_bet"),
-                "big_bet": number("big_bet")}
-    return {"big_blind": number("min_bet"), "min_bet": number("min_bet")}
+        return {"big_blind": number(_IMPORTED_BIG_BLIND[code]),
+                "small_bet": number("small_bet"), "big_bet": number("big_bet")}
+    return {"big_blind": number(_IMPORTED_BIG_BLIND[code]), "min_bet": number("min_bet")}
 
 
 def _chips(value, field: str, limit: int = MAX_AMOUNT) -> int:

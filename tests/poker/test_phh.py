@@ -322,13 +322,15 @@ def test_random_hands_export_and_import_again_to_their_stacks(game, options):
     ("seven-card-stud", {"first_opener": "highest_up_card"}),
     ("seven-card-stud", {"later_opener": "lowest_up_card"}),
     ("omaha-hi-lo", {"small_bet": 1}),
-    ("texas-holdem", {"structure": "fixed-limit", "small_bet": 2})])
+    ("texas-holdem", {"structure": "fixed-limit", "small_bet": 2}),
+    ("texas-holdem", {"big_blind": 0}), ("omaha", {"big_blind": 0})])
 def test_a_hand_played_by_rules_its_variant_code_lacks_is_written_under_variant_of_its_own(
         game, options):
-    """PHH's F7S opens with the lowest up card and later the best hand showing, and its FT
-    and FO/8 open at the small bet (their import makes it the big blind): a hand played by
-    other openers, or with another big blind, is written with ``_variant`` (a PHH tool then
-    refuses it plainly), and imports again to its stacks."""
+    """PHH's F7S opens with the lowest up card and later the best hand showing, its FT and
+    FO/8 open at the small bet and its NT and PO at the minimum bet (their import makes it
+    the big blind): a hand played by other openers, or with another big blind, is written
+    with ``_variant`` (a PHH tool then refuses it plainly), and imports again to its
+    stacks."""
     for number in range(N):
         rng = random.Random(number)
         stacks = [rng.choice([40, 75, 120, 300, 1000, 5000]) for _ in range(rng.randint(2, 6))]
