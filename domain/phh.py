@@ -15,8 +15,10 @@ whose fourth street was opened at the upper limit under the open pair rule, whic
 stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is not the
 amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO) is
 written with the standard fields and actions that apply, the game and its options in the
-user fields ``_variant`` and ``_options``, and no ``variant``: a PHH tool then refuses
-it plainly instead of replaying it under rules that are not the hand's; so is a hand in
+user fields ``_variant`` and ``_options`` (and ``_options_null``, the options set to
+null, such as ``max_raises`` for no cap: TOML has no null), and no ``variant``: a PHH
+tool then refuses it plainly instead of replaying it under rules that are not the hand's;
+so is a hand in
 which a player bought chips (where nobody may go all in, a player short of a bet may buy
 the chips to call it): they are listed in ``_chips_bought``, each before the action it
 names, and PHH's stacks are fixed for the hand. A hand of a standard variant carries its
@@ -102,6 +104,8 @@ def export(events: list[Event], facts: dict) -> str:
     code = _variant_code(started, events)
     document = {"variant": code} if code else {"_variant": started.game}
     document["_options"] = _plain_options(started.options)
+    if unset := sorted(name for name, value in started.options.items() if value is None):
+        document["_options_null"] = unset  # TOML has no null: max_raises, no cap, say
     document["ante_trimming_status"] = True  # PokerKit's name for how our antes are posted
     document.update(_stakes(started, order, code))
     names = {s["seat"]: s["name"] for s in started.seats}
@@ -471,7 +475,8 @@ def _rescaled(document: dict, change) -> dict:
 
 def _game_and_options(document: dict) -> tuple[str, dict]:
     if "_variant" in document:
-        game_id, requested = document["_variant"], dict(document.get("_options") or {})
+        game_id, requested = document["_variant"], {**(document.get("_options") or {}),
+                                                    **_null_options(document)}
     else:
         code = document.get("variant")
         if code not in GAMES:
@@ -494,7 +499,18 @@ def _our_options(document: dict) -> dict:
     field for (the table's chip, by which split pots are divided, say). Not read from a
     document counted in smaller units than it was written in: they are whole chips."""
     options = document.get("_options")
-    return dict(options) if isinstance(options, dict) and "_scale" not in document else {}
+    if not isinstance(options, dict) or "_scale" in document:
+        return {}
+    return {**options, **_null_options(document)}
+
+
+def _null_options(document: dict) -> dict:
+    """The options ``_options_null`` names, each None (TOML, hence ``_options``, has no
+    null)."""
+    names = document.get("_options_null", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise PhhRejected(None, "_options_null must be a list of option names")
+    return dict.fromkeys(names)
 
 
 def _stake_options(document: dict, code: str) -> dict:

@@ -34,7 +34,7 @@ from domain.commands import Act, Showdown
 from domain.events import HandEnded
 from domain.poker import engine
 
-from tests.poker.play import play_out, start
+from tests.poker.play import act, play_out, start
 from tests.poker.pokerkit_bridge import Divergence
 from tests.poker.test_crosscheck_pokerkit import hand
 
@@ -343,6 +343,34 @@ def test_a_hand_played_by_rules_its_variant_code_lacks_is_written_under_variant_
         imported = phh.import_hand(text, 1)
         assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
             events[-1].stacks[str(seat)] for seat in order], (game, number)
+
+
+def test_a_hand_without_a_raise_cap_imports_again_with_none():
+    """``max_raises`` null (no cap) travels in ``_options_null``, TOML having no null: the
+    import does not put back the structure's cap of three raises a round."""
+    state, events = start([5000, 5000], game="five-card-stud", max_raises=None)
+    raises = 0
+    while raises < 5:
+        legal = {a["type"]: a for a in engine.legal_actions(state, state.to_act)}
+        kind = next(k for k in ("raise", "bet", "complete", "call") if k in legal)
+        state, new = act(state, state.to_act, kind, legal[kind].get("min"))
+        events, raises = events + new, raises + (kind == "raise")
+    events += play_out(state, random.Random(1))[1]
+    text = phh.export(events, {})
+    assert tomllib.loads(text)["_options_null"] == ["max_raises"]
+    imported = phh.import_hand(text, 1)
+    assert imported.events[0].options["max_raises"] is None
+    assert imported.events[-1].stacks == {str(n): events[-1].stacks[str(seat)] for n, seat in
+                                          enumerate(phh.player_order(events[0].seats,
+                                                                     events[0].button), 1)}
+
+
+@pytest.mark.parametrize("names", ["max_raises", [1], ["no_such_option"]])
+def test_options_null_that_name_no_option_are_refused(names):
+    state, events = start([5000, 5000], game="five-card-stud", max_raises=None)
+    document = tomllib.loads(phh.export(events + play_out(state, random.Random(2))[1], {}))
+    with pytest.raises(phh.PhhRejected):
+        phh.import_hand(tomli_w.dumps({**document, "_options_null": names}), 1)
 
 
 def _hand_with_chips_bought() -> dict:
