@@ -18,14 +18,13 @@ written with the standard fields and actions that apply, the game and its option
 user fields ``_variant`` and ``_options`` (and ``_options_null``, the options set to
 null, such as ``max_raises`` for no cap: TOML has no null), and no ``variant``: a PHH
 tool then refuses it plainly instead of replaying it under rules that are not the hand's;
-so is a hand in
-which a player bought chips (where nobody may go all in, a player short of a bet may buy
-the chips to call it): they are listed in ``_chips_bought``, each before the action it
-names, and PHH's stacks are fixed for the hand. A hand of a standard variant carries its
-options in ``_options`` too, and an import of such a document takes from them what PHH
-has no field for (the table's chip, by which split pots are divided; the raise cap), the
-standard fields winning where both say. Our own facts are user fields too:
-``_table_id``, ``_hand_no``, ``_seed_commitment``, ``_receipt``.
+so is a hand in which a player bought chips (where nobody may go all in, a player short
+of a bet may buy the chips to call it): they are listed in ``_chips_bought``, each before
+the action it names, and PHH's stacks are fixed for the hand. A hand of a standard
+variant carries its options in ``_options`` too, and an import of such a document takes
+from them what PHH has no field for (the table's chip, by which split pots are divided;
+the raise cap), the standard fields winning where both say. Our own facts are user
+fields too: ``_table_id``, ``_hand_no``, ``_seed_commitment``, ``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
