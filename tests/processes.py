@@ -52,6 +52,12 @@ def logged(output: str, logger: str | None = None) -> list[str]:
     return [line["message"] for line in lines if logger in (None, line["logger"])]
 
 
+def banner(output: str) -> str:
+    """The line ``cardroom serve`` prints once it listens (``cardroom: <mode>, listening
+    on <url>``), among the lines of its output; "" before it is printed."""
+    return next((line for line in output.splitlines() if line.startswith("cardroom: ")), "")
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     """The environment for a ``cardroom`` subprocess: repo and tests importable."""
     env = {k: v for k, v in os.environ.items() if k not in _PRIVATE}

@@ -18,7 +18,7 @@ import rq
 from service import jobs
 from service.backend import Backend
 from service.config import Config
-from tests.processes import free_port
+from tests.processes import banner, free_port
 
 WAIT = 20.0  # generous bound for anything asynchronous; never asserted as a timing
 
@@ -312,9 +312,8 @@ def _check_serve(cardroom_process, tmp_path, mode: str, *args: str, **env: str):
     proc = cardroom_process("serve", "--port", str(port), *args, cwd=tmp_path, **env)
     wait_for(lambda: _healthz(base) == 200 or proc.poll() is not None, what="/healthz")
     assert proc.poll() is None, proc.log_path.read_text()
-    [banner] = [line for line in proc.log_path.read_text().splitlines()
-                if line.startswith("cardroom: ")]
-    assert mode in banner and f"listening on {base}" in banner
+    said = banner(proc.log_path.read_text())
+    assert mode in said and f"listening on {base}" in said
     assert stop(proc, signal.SIGTERM) == 0, proc.log_path.read_text()
 
 

@@ -24,7 +24,7 @@ from redis.cluster import RedisCluster as ClusterClient
 
 from service.store import (ENDED_HANDS_KEY, OWED_TABLES_KEY, archive_key, hand_stream,
                            table_stream)
-from tests.processes import RedisCluster, RedisServer, free_port, redis_binary
+from tests.processes import RedisCluster, RedisServer, banner, free_port, redis_binary
 
 from .client import Api, create_table, play_hand
 from .test_live_stream import Reader, Stream, play
@@ -91,7 +91,7 @@ def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
 
     api = Api(f"http://127.0.0.1:{port}")
     _wait_healthy(api, serve)
-    assert "Redis Cluster" in serve.log_path.read_text().splitlines()[0]
+    assert "Redis Cluster" in banner(serve.log_path.read_text())
 
     events = ClusterClient.from_url(cluster.url)
     tables = _one_table_per_master(api, events)
