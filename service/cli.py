@@ -137,7 +137,20 @@ def _load_cardroom(config: Config):
     if backend.embedded:
         metrics.job_metrics()  # at zero until the job thread runs a job
         backend.start_worker_thread()
+    else:
+        _publish_keys(config, backend.redis)
     return create_app(config, backend=backend)
+
+
+def _publish_keys(config: Config, client) -> None:
+    """This process's keys' fingerprint, which each ``cardroom worker`` checks its own
+    against before it takes jobs (``service.keys``); not while Redis is down."""
+    from service.keys import publish_keys
+
+    try:
+        publish_keys(client, config.keys())
+    except RedisError:
+        pass
 
 
 def _redacted(url: str) -> str:

@@ -16,6 +16,12 @@
 * ``CARDROOM_SIGNING_KEY`` (the 32-byte Ed25519 private key seed, hex) signs the
   receipts of ended hands; ``GET /v1/fairness`` publishes its public key.
 
+The API publishes its pair's fingerprint (``Keys.fingerprint``: the public key and a MAC
+under the secret key, never a secret) at ``KEYS_KEY`` with the events, as each of its
+processes starts; a ``cardroom worker`` whose own differs refuses to take jobs
+(``keys_disagree``), since it could not read a hand's hidden cards, or would sign receipts
+that the published key does not verify.
+
 Where one is unset the process makes up an ephemeral pair once and warns:
 receipts and tokens will not survive a restart (``cardroom keys`` prints a pair
 to keep).
@@ -44,6 +50,8 @@ from service import jsonio
 
 log = logging.getLogger(__name__)
 
+KEYS_KEY = "cardroom:keys"  # the API's Keys.fingerprint, with the events
+
 
 class OpeningsUnreadable(ValueError):
     """Stored openings that this service's secret key cannot decrypt (a stored record that
@@ -63,6 +71,11 @@ class Keys:
     @cached_property
     def public_key(self) -> str:
         return self.signing.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Names this pair without revealing either key: ``<public key>:<MAC>``."""
+        return f"{self.public_key}:{self._mac('cardroom/fingerprint/v1').hex()[:32]}"
 
     def server_seed(self, table_id: str, hand_no: int) -> str:
         return self._mac("cardroom/server-seed/v1", table_id, str(hand_no)).hex()
@@ -117,6 +130,28 @@ class Keys:
 
     def _mac(self, *parts: str) -> bytes:
         return hmac.new(self.secret, "\0".join(parts).encode(), hashlib.sha256).digest()
+
+
+def publish_keys(client, keys: Keys) -> None:
+    """The API's: its fingerprint at ``KEYS_KEY``, for the workers to check theirs."""
+    client.set(KEYS_KEY, keys.fingerprint)
+
+
+def keys_disagree(client, keys: Keys) -> str | None:
+    """Which of ``keys`` differ from those the API published, said for an operator; None if
+    none does, or nothing is published (the API has not started on this Redis since it was
+    emptied)."""
+    stored = client.get(KEYS_KEY)
+    if stored is None or stored.decode() == keys.fingerprint:
+        return None
+    public_key, _, mac = stored.decode().partition(":")
+    wrong = [name for name, same in (("CARDROOM_SECRET_KEY", mac == keys.fingerprint[65:]),
+                                     ("CARDROOM_SIGNING_KEY", public_key == keys.public_key))
+             if not same]
+    return (f"{' and '.join(wrong) or 'the keys'} of this process differ from the API's (its "
+            f"public key {public_key}, this one's {keys.public_key}): it could not read the "
+            "hands' hidden cards, or would sign receipts that do not verify; give every "
+            "process the API's pair")
 
 
 def new_key_pair() -> tuple[str, str]:

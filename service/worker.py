@@ -47,6 +47,7 @@ from service.backend import SWEEP_INTERVAL, Backend, Outage, connect, store_unav
 from service.bookkeeping import FewerRoundTrips
 from service.config import Config
 from service.heartbeats import SeldomRenewed
+from service.keys import keys_disagree
 
 log = logging.getLogger("cardroom.worker")
 
@@ -158,6 +159,7 @@ def _work(config: Config, backend: Backend, outage: Outage) -> None:
             worker.outage, worker.events_outage = outage, backend.events_outage
             backend.worker_name = worker.name  # each sweep marks it alive (service.jobs)
             jobs.mark_worker_alive(connection, worker.name)  # alive before it takes a job
+            _refuse_other_keys(config, backend)
             worker.work(logging_level="INFO")
         except StopRequested:  # RQ's handler, signalled as its worker was done
             raise
@@ -177,6 +179,16 @@ def _work(config: Config, backend: Backend, outage: Outage) -> None:
         if time.monotonic() - began > STEADY_RUN:
             delay = BACKOFF_FIRST
         delay = _wait_for_redis(connection, outage, delay)
+
+
+def _refuse_other_keys(config: Config, backend: Backend) -> None:
+    """Exit, saying why, if this worker's keys are not those the API published: each hand
+    it settled would fail, or end with a receipt the API's public key does not verify.
+    Checked as each RQ worker starts: at first, and again after an outage."""
+    wrong = keys_disagree(backend.redis, config.keys())
+    if wrong:
+        log.error("cardroom worker stops: %s", wrong)
+        raise SystemExit(f"cardroom: error: {wrong}")
 
 
 def _wait_for_redis(connection, outage: Outage, delay: float) -> float:

@@ -1,0 +1,44 @@
+"""A ``cardroom worker`` started with keys other than the API's takes no job: it exits, saying
+which key differs, and the hand ends once, signed by the API's key, when a right worker runs.
+
+With another CARDROOM_SIGNING_KEY alone such a worker settled every hand without a word, and
+each receipt failed the audit against the key ``GET /v1/fairness`` publishes, for good.
+"""
+
+from __future__ import annotations
+
+import random
+
+from tests.processes import TEST_KEYS
+
+from .client import create_table
+from .conftest import Server, worker_logs
+from .test_worker_crash import bring_to_showdown, wait_for
+
+OTHER_SIGNING_KEY = "b2" * 32
+
+
+def test_a_worker_with_another_signing_key_refuses_and_a_right_one_settles(
+        tmp_path, redis_db, integration_redis_url, worker_process):
+    server = Server(tmp_path / "serve.log", integration_redis_url)
+    try:
+        table = create_table(server.api, 3, buy_in=1000)
+        hand_no = bring_to_showdown(table, random.Random(3))
+        wrong = worker_process(integration_redis_url, CARDROOM_SIGNING_KEY=OTHER_SIGNING_KEY)
+        wait_for(lambda: wrong[0].poll() is not None, "the worker with another key exited",
+                 20, lambda: worker_logs(wrong))
+        said = wrong[0].log_path.read_text()
+        assert wrong[0].returncode != 0, said
+        assert "CARDROOM_SIGNING_KEY of this process differ" in said, said
+        assert "CARDROOM_SECRET_KEY" not in said.split("differ")[0], said
+        assert table.hand(hand_no)["status"] == "showdown_pending", "it settled the hand"
+
+        right = worker_process(integration_redis_url, **TEST_KEYS)
+        table.wait_hand(hand_no, lambda h: h["status"] == "ended", "settled by a right worker",
+                        timeout=30, diagnostics=lambda: worker_logs(right))
+        events = table.events(hand_no, table.auditor)
+        assert [e["type"] for e in events].count("HandEnded") == 1
+        assert table.audit(hand_no)["valid"] is True
+        assert sum(table.stacks().values()) == 3000
+    finally:
+        server.stop()
