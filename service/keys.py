@@ -145,10 +145,11 @@ def keys_disagree(client, keys: Keys) -> str | None:
     if stored is None or stored.decode() == keys.fingerprint:
         return None
     public_key, _, mac = stored.decode().partition(":")
-    wrong = [name for name, same in (("CARDROOM_SECRET_KEY", mac == keys.fingerprint[65:]),
-                                     ("CARDROOM_SIGNING_KEY", public_key == keys.public_key))
-             if not same]
-    return (f"{' and '.join(wrong) or 'the keys'} of this process differ from the API's (its "
+    wrong = [name for name, same in (
+        ("CARDROOM_SECRET_KEY", mac == keys.fingerprint.partition(":")[2]),
+        ("CARDROOM_SIGNING_KEY", public_key == keys.public_key)) if not same]
+    verb = "differs" if len(wrong) == 1 else "differ"
+    return (f"{' and '.join(wrong) or 'the keys'} of this process {verb} from the API's (its "
             f"public key {public_key}, this one's {keys.public_key}): it could not read the "
             "hands' hidden cards, or would sign receipts that do not verify; give every "
             "process the API's pair")

@@ -29,8 +29,8 @@ def test_a_worker_with_another_signing_key_refuses_and_a_right_one_settles(
                  20, lambda: worker_logs(wrong))
         said = wrong[0].log_path.read_text()
         assert wrong[0].returncode != 0, said
-        assert "CARDROOM_SIGNING_KEY of this process differ" in said, said
-        assert "CARDROOM_SECRET_KEY" not in said.split("differ")[0], said
+        assert "CARDROOM_SIGNING_KEY of this process differs" in said, said
+        assert "CARDROOM_SECRET_KEY" not in said.split("differs")[0], said
         assert table.hand(hand_no)["status"] == "showdown_pending", "it settled the hand"
 
         right = worker_process(integration_redis_url, **TEST_KEYS)
