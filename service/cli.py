@@ -32,6 +32,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from typing import Any, Callable
@@ -42,7 +43,7 @@ from gunicorn.arbiter import Arbiter
 from redis.exceptions import RedisClusterException, RedisError
 
 from service.config import Config
-from service.keys import new_key_pair
+from service.keys import new_key_pair, publish_keys
 
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
 METRICS_PREFIX = "cardroom-metrics-"  # of a metrics directory made up in the temporary one
@@ -137,20 +138,10 @@ def _load_cardroom(config: Config):
     if backend.embedded:
         metrics.job_metrics()  # at zero until the job thread runs a job
         backend.start_worker_thread()
-    else:
-        _publish_keys(config, backend.redis)
+    else:  # for each cardroom worker to check its own keys against; not while Redis is down
+        with suppress(RedisError):
+            publish_keys(backend.redis, config.keys())
     return create_app(config, backend=backend)
-
-
-def _publish_keys(config: Config, client) -> None:
-    """This process's keys' fingerprint, which each ``cardroom worker`` checks its own
-    against before it takes jobs (``service.keys``); not while Redis is down."""
-    from service.keys import publish_keys
-
-    try:
-        publish_keys(client, config.keys())
-    except RedisError:
-        pass
 
 
 def _redacted(url: str) -> str:

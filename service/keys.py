@@ -145,9 +145,10 @@ def keys_disagree(client, keys: Keys) -> str | None:
     if stored is None or stored.decode() == keys.fingerprint:
         return None
     public_key, _, mac = stored.decode().partition(":")
-    wrong = [name for name, same in (
-        ("CARDROOM_SECRET_KEY", mac == keys.fingerprint.partition(":")[2]),
-        ("CARDROOM_SIGNING_KEY", public_key == keys.public_key)) if not same]
+    own_public_key, _, own_mac = keys.fingerprint.partition(":")
+    wrong = [name for name, theirs, ours in (("CARDROOM_SECRET_KEY", mac, own_mac),
+                                             ("CARDROOM_SIGNING_KEY", public_key, own_public_key))
+             if theirs != ours]
     verb = "differs" if len(wrong) == 1 else "differ"
     return (f"{' and '.join(wrong) or 'the keys'} of this process {verb} from the API's (its "
             f"public key {public_key}, this one's {keys.public_key}): it could not read the "
