@@ -138,10 +138,20 @@ def _load_cardroom(config: Config):
     if backend.embedded:
         metrics.job_metrics()  # at zero until the job thread runs a job
         backend.start_worker_thread()
-    else:  # for each cardroom worker to check its own keys against; not while Redis is down
-        with suppress(RedisError):
-            publish_keys(backend.redis, config.keys())
     return create_app(config, backend=backend)
+
+
+def _publish_keys(config: Config) -> None:
+    """Once, before the workers fork: the keys' fingerprint that each ``cardroom worker``
+    checks its own against (``service.keys``); not while Redis is down."""
+    from service.backend import connect
+
+    with suppress(RedisClusterException, RedisError):
+        client = connect(config.redis_url, cluster=config.redis_cluster, timeout=1, retries=0)
+        try:
+            publish_keys(client, config.keys())
+        finally:
+            client.close()
 
 
 def _redacted(url: str) -> str:
@@ -217,6 +227,7 @@ def serve(config: Config, workers: int, threads: int) -> int:
         queue = f", jobs on {_redacted(config.rq_url)}" if config.rq_apart else ""
         mode = (f"redis mode ({events}{queue}, {workers} workers; "
                 "run `cardroom worker` for jobs)")
+        _publish_keys(config)
     banner = f"cardroom: {mode}, listening on http://{host_and_port(config.host, config.port)}"
     # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
     options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),

@@ -17,8 +17,8 @@
   receipts of ended hands; ``GET /v1/fairness`` publishes its public key.
 
 The API publishes its pair's fingerprint (``Keys.fingerprint``: the public key and a MAC
-under the secret key, never a secret) at ``KEYS_KEY`` with the events, as each of its
-processes starts; a ``cardroom worker`` whose own differs refuses to take jobs
+under the secret key, never a secret) at ``KEYS_KEY`` with the events, as ``cardroom
+serve`` starts; a ``cardroom worker`` whose own differs refuses to take jobs
 (``keys_disagree``), since it could not read a hand's hidden cards, or would sign receipts
 that the published key does not verify.
 
