@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import time
 from datetime import datetime, timezone
 from functools import lru_cache
 
@@ -66,26 +67,56 @@ def log_request(asked: Request, route: str, status: int, seconds: float,
               "remote_addr": asked.remote_addr,
               "table_id": (asked.view_args or {}).get("table_id",
                                                       asked.environ.get(_MADE_TABLE))}
-    access_log.handle(access_log.makeRecord(
-        access_log.name, logging.INFO, __file__, 0, "%s %s %s", (method, path, status), None,
-        extra={"fields": fields, "request_id": request_id}))
+    handlers = _json_handlers(access_log)
+    if handlers is None:  # a handler of another kind (a test's capture): as any record
+        access_log.handle(access_log.makeRecord(
+            access_log.name, logging.INFO, __file__, 0, "%s %s %s", (method, path, status),
+            None, extra={"fields": fields, "request_id": request_id}))
+        return
+    text = json_line(time.time(), "INFO", access_log.name, f"{method} {path} {status}",
+                     os.getpid(), request_id, fields)
+    for handler in handlers:
+        handler.write_line(text)
+
+
+def _json_handlers(logger: logging.Logger) -> list[JsonLines] | None:
+    """The handlers an INFO record of ``logger`` reaches, if each is a ``JsonLines`` that
+    takes it as it is (no filter but the request id's, no level above INFO); else None."""
+    if logger.filters:
+        return None
+    found = []
+    while logger is not None:
+        for handler in logger.handlers:
+            if (type(handler) is not JsonLines or handler.level > logging.INFO
+                    or len(handler.filters) != 1):
+                return None
+            found.append(handler)
+        logger = logger.parent if logger.propagate else None
+    return found
 
 
 class JsonFormatter(logging.Formatter):
     """A record as one line of JSON; ``extra={"fields": {...}}`` adds fields to it."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"time": _utc_time(record.created),
-                "level": record.levelname, "logger": record.name,
-                "message": record.getMessage(), "pid": record.process}
-        if getattr(record, "request_id", None):
-            line["request_id"] = record.request_id
-        line.update(getattr(record, "fields", {}))
-        if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        # JSON leaves U+2028 and U+2029 raw, and str.splitlines() breaks a line at them
-        text = jsonio.dumps(line, default=str)
-        return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        return json_line(record.created, record.levelname, record.name, record.getMessage(),
+                         record.process, getattr(record, "request_id", None),
+                         getattr(record, "fields", {}),
+                         record.exc_info and self.formatException(record.exc_info))
+
+
+def json_line(created: float, level: str, logger: str, message: str, pid: int | None,
+              request_id: str | None, fields: dict, exception: str | None = None) -> str:
+    line = {"time": _utc_time(created), "level": level, "logger": logger, "message": message,
+            "pid": pid}
+    if request_id:
+        line["request_id"] = request_id
+    line.update(fields)
+    if exception:
+        line["exception"] = exception
+    # JSON leaves U+2028 and U+2029 raw, and str.splitlines() breaks a line at them
+    text = jsonio.dumps(line, default=str)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _utc_time(timestamp: float) -> str:
@@ -145,8 +176,21 @@ class GunicornLogger(glogging.Logger):
 _REFUSED = re.compile(r"Invalid request from ip=(\S*?): ")
 
 
+class JsonLines(logging.StreamHandler):
+    """``json_handler``'s: JSON lines on a stream, also given already made (an access
+    line, which is written for every request, skips the making of a record)."""
+
+    def write_line(self, text: str) -> None:
+        with self.lock:
+            try:
+                self.stream.write(text + self.terminator)
+                self.flush()
+            except Exception:  # as emit does: a broken stream must not fail the request
+                self.handleError(None)
+
+
 def json_handler(stream=None) -> logging.Handler:
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = JsonLines(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
     handler.addFilter(RequestIdFilter())
     return handler

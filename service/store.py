@@ -320,7 +320,7 @@ for i = 1, #ARGV / 3 do
   local key = KEYS[i]
   out[i] = read_on(key, tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1])
   local archive = tonumber(ARGV[3 * i])
-  if #out[i][2] == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
+  if out[i][1] == 0 and #out[i][2] == 0 and archive > 0 and redis.call('EXISTS', key) == 0 then
     local blob = redis.call('GET', KEYS[archive])
     if blob then out[i] = {-1, blob} end
   end

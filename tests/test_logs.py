@@ -99,6 +99,26 @@ def test_each_request_is_one_json_line_with_its_fields_and_no_token(client, tabl
     assert token not in text and "Bearer" not in text and "Authorization" not in text
 
 
+def test_an_access_line_written_directly_reads_as_a_records_line(client, monkeypatch):
+    """Where every handler is a ``json_handler``, the access line is written without a log
+    record (it is made for every request); it must read as the line a record makes."""
+    def line(handlers: list[logging.Handler], stream: io.StringIO) -> dict:
+        monkeypatch.setattr(logs.access_log, "handlers", handlers)
+        client.get("/v1/tables/x/y", headers={"X-Request-Id": "req-9"})
+        (written,) = stream.getvalue().splitlines()
+        return {k: v for k, v in json.loads(written).items() if k not in ("time", "duration_ms")}
+
+    monkeypatch.setattr(logs.access_log, "propagate", False)
+    monkeypatch.setattr(logs.access_log, "level", logging.INFO)
+    recorded = io.StringIO()
+    other_kind = logging.StreamHandler(io.StringIO())  # not a json_handler: records made
+    via_record = line([logs.json_handler(recorded), other_kind], recorded)
+    monkeypatch.setattr(logs.access_log, "makeRecord", None)  # no record made below
+    direct = io.StringIO()
+    assert line([logs.json_handler(direct)], direct) == via_record
+    assert via_record["message"] == "GET /v1/tables/x/y 404" and via_record["pid"] > 0
+
+
 def test_the_line_of_a_new_table_names_it(client, log_lines):
     made = client.post("/v1/tables", json={"game": "five-card-draw"})
     again = client.post("/v1/tables", json={"game": "five-card-draw"},
