@@ -882,6 +882,11 @@ class EventStore:
 def _fields(raw: dict | list) -> dict[str, str]:
     """A stream entry's fields, decoded: as ``XRANGE`` gives them (a dict of bytes), a
     script (a flat list of bytes) or an archive (a flat list of str)."""
+    if type(raw) is dict:  # XRANGE's: decoded pair by pair, not flattened first
+        try:
+            return {_decode(name): _decode(value) for name, value in raw.items()}
+        except TypeError:  # not all bytes: judged below as any other
+            pass
     if type(raw) is not list:
         raw = [item for pair in raw.items() for item in pair]
     if raw and type(raw[0]) is bytes:
