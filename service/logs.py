@@ -57,8 +57,10 @@ def made_table(table_id: str) -> None:
 
 def log_request(asked: Request, route: str, status: int, seconds: float,
                 request_id: str) -> None:
-    """The access line of ``asked``. Made and handled directly (no ``findCaller``, no
-    second look-up of the request id): it is written for every request."""
+    """The access line of ``asked``, written for every request, so made as cheaply as it
+    can be: where every handler it reaches is a ``json_handler`` (as under ``cardroom
+    serve``), written to them without a log record; else as a record made directly (no
+    ``findCaller``, no second look-up of the request id)."""
     if not access_log.isEnabledFor(logging.INFO):
         return
     method, path = asked.method, asked.path
@@ -68,7 +70,7 @@ def log_request(asked: Request, route: str, status: int, seconds: float,
               "table_id": (asked.view_args or {}).get("table_id",
                                                       asked.environ.get(_MADE_TABLE))}
     handlers = _json_handlers(access_log)
-    if handlers is None:  # a handler of another kind (a test's capture): as any record
+    if handlers is None:  # a handler of another kind (a test's capture, say)
         access_log.handle(access_log.makeRecord(
             access_log.name, logging.INFO, __file__, 0, "%s %s %s", (method, path, status),
             None, extra={"fields": fields, "request_id": request_id}))
