@@ -119,6 +119,7 @@ def gunicorn_options(host: str, port: int, workers: int, threads: int) -> dict:
         "bind": host_and_port(host, port),
         "workers": workers,
         "worker_class": "service.refusals.ProblemThreadWorker",  # gthread, refusing in JSON
+        "post_fork": "service.refusals.post_fork",  # see ProblemThreadWorker.init_signals
         "threads": threads,
         "preload_app": False,
         "control_socket_disable": True,  # gunicorn >= 25.1: one shared path otherwise

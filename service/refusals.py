@@ -23,6 +23,8 @@ in the environ; gunicorn ignores an app's own ``Connection`` header).
 from __future__ import annotations
 
 import os
+import queue
+import signal
 import socket
 import struct
 
@@ -54,6 +56,9 @@ def write_problem(sock, status: int, reason: str, detail: str) -> None:
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
+
+
 class ProblemThreadWorker(gthread.ThreadWorker):
     """gunicorn's ``gthread`` worker, its own refusals written by ``write_problem``, its
     connections ``SilenceBoundConnection``s."""
@@ -64,6 +69,21 @@ class ProblemThreadWorker(gthread.ThreadWorker):
         gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
         wsgi.create = _closable(wsgi.create)  # the one place it makes a request's environ
         super().init_process()
+
+    arbiter_signals: queue.SimpleQueue | None = None  # set by ``post_fork``
+
+    def init_signals(self):
+        """gunicorn's, then any stop signal that reached this process between its fork and
+        now sent again, to its own handlers. Until here it had the arbiter's handlers, which
+        only queued the signal (in this process's copy of the arbiter's queue), so a worker
+        stopped as it booted served on, and its arbiter waited out its graceful timeout
+        before it killed it."""
+        super().init_signals()
+        caught = set()
+        while self.arbiter_signals is not None and not self.arbiter_signals.empty():
+            caught.add(self.arbiter_signals.get_nowait())
+        for sig in sorted(caught & _STOP_SIGNALS):
+            os.kill(os.getpid(), sig)
 
     def handle_exit(self, sig, frame):
         """SIGTERM: gunicorn lets the requests under way finish, for up to its graceful
@@ -79,6 +99,12 @@ class ProblemThreadWorker(gthread.ThreadWorker):
         kills it at its graceful timeout."""
         live.STOPPING.set()
         super().handle_quit(sig, frame)
+
+
+def post_fork(arbiter, worker) -> None:
+    """gunicorn's hook, in a worker just forked: the queue its arbiter's signal handlers,
+    which it keeps until its ``init_signals``, put what they catch in."""
+    worker.arbiter_signals = arbiter.SIG_QUEUE
 
 
 def _closable(create):

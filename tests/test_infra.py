@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections import Counter
@@ -18,7 +19,7 @@ import rq
 from service import jobs
 from service.backend import Backend
 from service.config import Config
-from tests.processes import banner, free_port
+from tests.processes import ROOT, banner, free_port, subprocess_env
 
 WAIT = 20.0  # generous bound for anything asynchronous; never asserted as a timing
 
@@ -330,6 +331,40 @@ def test_serve_says_it_listens_only_once_it_does(cardroom_process, tmp_path):
 
 def test_serve_embedded_answers_healthz(cardroom_process, tmp_path):
     _check_serve(cardroom_process, tmp_path, "embedded mode")
+
+
+_BOOTING_WORKER = """
+import os, queue, signal, sys
+from types import SimpleNamespace
+from gunicorn.config import Config
+from gunicorn.glogging import Logger
+from service import live
+from service.refusals import ProblemThreadWorker, post_fork
+
+config = Config()
+worker = ProblemThreadWorker(1, os.getppid(), [], None, 30, config, Logger(config))
+worker.PIPE = os.pipe()  # what init_process makes before it calls init_signals
+os.set_blocking(worker.PIPE[1], False)
+worker.tpool = worker.get_thread_pool()
+worker.method_queue.init()
+arbiter = SimpleNamespace(SIG_QUEUE=queue.SimpleQueue())
+post_fork(arbiter, worker)
+arbiter.SIG_QUEUE.put_nowait(int(sys.argv[1]))  # caught by the arbiter's handler it still has
+worker.init_signals()
+print("served on" if worker.alive else "stopping", live.STOPPING.is_set())
+"""
+
+
+@pytest.mark.parametrize("sig, says", [(signal.SIGTERM, "stopping True"), (signal.SIGINT, "")],
+                         ids=["TERM", "INT"])
+def test_a_worker_stopped_as_it_boots_stops(sig, says):
+    """A gunicorn worker keeps its arbiter's signal handlers from its fork until its own are
+    set (``init_signals``): a stop signal caught then is queued where nobody reads it, and
+    the worker served on while its arbiter waited 30 s to kill it. It is now sent again to
+    the worker's handlers: SIGTERM stops it gracefully, SIGINT at once (exit 0)."""
+    ran = subprocess.run([sys.executable, "-c", _BOOTING_WORKER, str(int(sig))], cwd=ROOT,
+                         env=subprocess_env(), capture_output=True, text=True, timeout=60)
+    assert (ran.returncode, ran.stdout.strip()) == (0, says), ran.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
