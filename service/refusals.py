@@ -63,14 +63,14 @@ class ProblemThreadWorker(gthread.ThreadWorker):
     """gunicorn's ``gthread`` worker, its own refusals written by ``write_problem``, its
     connections ``SilenceBoundConnection``s."""
 
+    arbiter_signals: queue.SimpleQueue | None = None  # set by ``post_fork``
+
     def init_process(self):
         util.write_error = write_problem  # the one place gunicorn writes its error pages
         SilenceBoundConnection.silence = Config.from_env().client_silence
         gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
         wsgi.create = _closable(wsgi.create)  # the one place it makes a request's environ
         super().init_process()
-
-    arbiter_signals: queue.SimpleQueue | None = None  # set by ``post_fork``
 
     def init_signals(self):
         """gunicorn's, then any stop signal that reached this process between its fork and
