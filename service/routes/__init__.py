@@ -176,21 +176,22 @@ def without_stray_slashes(asked: Request):
 def body(schema: Schema) -> dict:
     """The request's JSON body, validated by ``schema``. A body that is not declared as
     JSON gets 415; an empty body without a Content-Type stands for ``{}``."""
-    data = read_body(request)
-    coding = content_coding(request)
+    asked = request._get_current_object()  # one look-up, not one per use
+    data = read_body(asked)
+    coding = content_coding(asked)
     if data and coding:
         raise ApiError(415, "unsupported_media_type", "the request body must be sent "
                        f"uncompressed: Content-Encoding {shown(coding)} is not taken",
                        headers={"Accept-Encoding": "identity"})  # RFC 7694
-    if not request.is_json and data:
+    if not asked.is_json and data:
         raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
                        "with Content-Type: application/json (this one came as "
-                       f"{request.mimetype or 'no Content-Type'})")
+                       f"{asked.mimetype or 'no Content-Type'})")
     if not data:
         return schema.load({})
     try:
-        value = request.get_json()
-        json.loads(data, object_pairs_hook=_names_once)
+        value = asked.get_json()
+        _NAMES_ONCE.decode(data.decode())  # parsed as UTF-8 just now, or refused
     except BadRequest:
         raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
     except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
@@ -209,15 +210,19 @@ def _names_once(pairs: list[tuple[str, Any]]) -> None:
         seen.add(name)
 
 
+_NAMES_ONCE = json.JSONDecoder(object_pairs_hook=_names_once)
+
+
 def client_key(payload: dict | None = None) -> ClientKey | None:
     """The request's Idempotency-Key, bound to a fingerprint of the request (method, path
     and validated body), so that the same key with another request can be refused."""
-    key = request.headers.get("Idempotency-Key")
+    asked = request._get_current_object()
+    key = asked.headers.get("Idempotency-Key")
     if key is None:
         return None
     if not 1 <= len(key) <= 200:
         raise ApiError(422, "invalid_idempotency_key", "Idempotency-Key must be 1 to 200 characters")
-    request_text = f"{request.method} {request.path}\n{canonical_json(payload or {})}"
+    request_text = f"{asked.method} {asked.path}\n{canonical_json(payload or {})}"
     return ClientKey(key, hashlib.sha256(request_text.encode()).hexdigest())
 
 
