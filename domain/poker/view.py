@@ -28,7 +28,7 @@ def visible_openings(event: Event, viewer: Viewer, state: HandState) -> list[str
     """The hidden values of ``event`` that ``viewer`` may open, given the hand as it is now:
     their own cards, and the cards of hands shown at the showdown."""
     hidden = hidden_values(event)
-    if sees_everything(viewer, state):
+    if not hidden or sees_everything(viewer, state):  # most events hide nothing
         return list(hidden)
     shown = {h["seat"]: set(h["cards"]) for h in state.showdown}
     data = event.to_dict()
