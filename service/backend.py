@@ -38,6 +38,7 @@ import threading
 import time
 
 import fakeredis
+import hiredis
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import RedisCluster
@@ -120,9 +121,26 @@ def connect(url: str, *, cluster: bool = False, timeout: float = READ_TIMEOUT,
     """A client of the Redis at ``url`` (with ``cluster``, of the Redis Cluster that node
     belongs to) that fails fast when Redis is down or hung: short socket timeouts and one
     immediate retry (on a fresh connection, after a restart or a failover)."""
-    kind = RedisCluster if cluster else redis.Redis
-    return kind.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
-                         socket_timeout=timeout, retry=Retry(NoBackoff(), retries))
+    if cluster:
+        return RedisCluster.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
+                                     socket_timeout=timeout, retry=Retry(NoBackoff(), retries))
+    return redis.Redis.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
+                                socket_timeout=timeout, retry=Retry(NoBackoff(), retries),
+                                command_packer=_Packer())
+
+
+class _Packer(redis.connection.HiredisRespSerializer):
+    """redis-py's packer for hiredis, without its look at every argument in Python first
+    (as the store's own connections pack): RQ sends about forty commands a showdown job. A
+    name of two words, or an argument hiredis refuses (a ``bytearray``), goes redis-py's way."""
+
+    def pack(self, *args):
+        if isinstance(args[0], str) and " " not in args[0]:
+            try:
+                return [hiredis.pack_command(args)]
+            except TypeError:
+                pass
+        return super().pack(*args)
 
 
 def _module(name: str):

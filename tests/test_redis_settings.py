@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import pytest
 import redis
+from hypothesis import given
+from hypothesis import strategies as st
+from redis.connection import HiredisRespSerializer
 
 from service.backend import Backend, connect, store_unavailable
 from service.config import Config
@@ -93,3 +96,25 @@ def test_an_unreachable_cluster_counts_as_unavailable():
     with pytest.raises(redis.exceptions.RedisClusterException) as refused:
         connect("redis://127.0.0.1:1/0", cluster=True)
     assert store_unavailable(refused.value), refused.value
+
+
+_ARGUMENTS = st.one_of(st.binary(max_size=20), st.text(max_size=20), st.integers(),
+                       st.floats(allow_nan=False, allow_infinity=False),
+                       st.binary(max_size=20).map(bytearray),
+                       st.binary(max_size=20).map(memoryview))
+
+
+@given(st.sampled_from(["GET", "XADD", "CONFIG GET", "client setname", b"SCRIPT LOAD", b"HSET"]),
+       st.lists(_ARGUMENTS, max_size=6))
+def test_connect_packs_a_command_as_redis_py_does(name, arguments):
+    """``connect``'s clients pack a plain command without redis-py's look at every argument
+    first, to the same bytes; a name of two words is split as redis-py splits it."""
+    packer = connect(EVENTS).connection_pool.connection_kwargs["command_packer"]
+    assert b"".join(packer.pack(name, *arguments)) == b"".join(
+        HiredisRespSerializer().pack(name, *arguments))
+
+
+def test_connect_refuses_what_redis_py_refuses():
+    packer = connect(EVENTS).connection_pool.connection_kwargs["command_packer"]
+    with pytest.raises(redis.DataError):
+        packer.pack("SET", "key", None)
