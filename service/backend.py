@@ -121,12 +121,11 @@ def connect(url: str, *, cluster: bool = False, timeout: float = READ_TIMEOUT,
     """A client of the Redis at ``url`` (with ``cluster``, of the Redis Cluster that node
     belongs to) that fails fast when Redis is down or hung: short socket timeouts and one
     immediate retry (on a fresh connection, after a restart or a failover)."""
+    options = dict(socket_connect_timeout=min(CONNECT_TIMEOUT, timeout), socket_timeout=timeout,
+                   retry=Retry(NoBackoff(), retries))
     if cluster:
-        return RedisCluster.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
-                                     socket_timeout=timeout, retry=Retry(NoBackoff(), retries))
-    return redis.Redis.from_url(url, socket_connect_timeout=min(CONNECT_TIMEOUT, timeout),
-                                socket_timeout=timeout, retry=Retry(NoBackoff(), retries),
-                                command_packer=_Packer())
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options, command_packer=_Packer())
 
 
 class _Packer(redis.connection.HiredisRespSerializer):
