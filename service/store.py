@@ -77,7 +77,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Protocol
 
-import hiredis
 import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
@@ -442,15 +441,15 @@ class _ThreadsConnections:
     pool's retry says, on a new one; also after a read timeout, whose command may have run
     (an append sent again recognises its own events). A connection that Redis closed while
     it lay idle (a restart, its idle timeout, a kill) is replaced without using up that
-    retry, as the pool replaces one before lending it. Commands are packed by hiredis at
-    once: redis-py's packer looks at every argument in Python first, which cost a sixth
-    of a read's round trip in this process."""
+    retry, as the pool replaces one before lending it. Commands are packed by the pool's
+    packer (``service.backend.connect``'s: by hiredis at once)."""
 
     def __init__(self, pool: Any):
         self.pool, self.local = pool, threading.local()
 
     def __call__(self, *command: Any) -> Any:
-        connection, packed = self._connection(), [hiredis.pack_command(command)]
+        connection = self._connection()
+        packed = connection.pack_command(*command)
 
         def send() -> Any:
             connection.send_packed_command(packed)
@@ -464,7 +463,7 @@ class _ThreadsConnections:
         connection = self._connection()
 
         def send() -> list:
-            connection.send_packed_command([b"".join(map(hiredis.pack_command, commands))])
+            connection.send_packed_command(connection.pack_commands(commands))
             replies = []
             for _ in commands:
                 try:
