@@ -42,6 +42,7 @@ class AddChips:
 @dataclass(frozen=True)
 class LeaveTable:
     seat: int
+    player_id: str | None = None  # who must hold the seat (a retried removal frees no newcomer)
 
 
 @dataclass(frozen=True)

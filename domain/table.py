@@ -99,7 +99,11 @@ def decide(state: TableState, command) -> list[Event]:
             return [ChipsAdded(seat=command.seat, amount=command.amount)]
         case LeaveTable():
             _between_hands(state)
-            return [PlayerLeft(seat=command.seat, cashed_out=_occupied(state, command.seat).stack)]
+            leaving = _occupied(state, command.seat)
+            if command.player_id not in (None, leaving.player_id):
+                raise DomainError("seat_changed", f"seat {command.seat} is held by another "
+                                  f"player than {command.player_id}")
+            return [PlayerLeft(seat=command.seat, cashed_out=leaving.stack)]
         case SetClientSeed():
             _occupied(state, command.seat)
             return [ClientSeedChanged(seat=command.seat, client_seed=command.client_seed)]

@@ -17,7 +17,7 @@ from service.store import UnreadableRecord
 # Domain refusals are 422 unless they are about who may act or about timing.
 DOMAIN_STATUS = {"not_your_turn": 403, "not_in_hand": 403, "hand_in_progress": 409,
                  "hand_not_ended": 409,
-                 "table_full": 409, "busy": 409, "table_exists": 409}
+                 "table_full": 409, "seat_changed": 409, "busy": 409, "table_exists": 409}
 STORE_RETRY_AFTER = 5  # seconds, the Retry-After of a 503 store_unavailable
 
 

@@ -173,12 +173,14 @@ class Cardroom(Reads):
                                    table=table, seated=viewer)
 
     def leave(self, table_id: str, seat: int, actor: str,
-              client_key: ClientKey | None = None, seated: Viewer | None = None) -> dict:
+              client_key: ClientKey | None = None, seated: Viewer | None = None,
+              player_id: str | None = None) -> dict:
         """With an Idempotency-Key, a retry is answered the first leave again: it does not
-        free the seat once more, from whoever has taken it since (the admin's token would).
-        ``seated``: the player leaving (not the admin), who must still hold the seat when it
-        is decided."""
-        return self._table_command(table_id, LeaveTable(seat=seat), actor, client_key, "leave",
+        free the seat once more, from whoever has taken it since (the admin's token would,
+        unless it names the ``player_id`` to remove). ``seated``: the player leaving (not the
+        admin), who must still hold the seat when it is decided."""
+        return self._table_command(table_id, LeaveTable(seat=seat, player_id=player_id),
+                                   actor, client_key, "leave",
                                    lambda events, _: {"seat": seat,
                                                       "cashed_out": events[0].cashed_out},
                                    seated=seated)

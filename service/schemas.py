@@ -90,6 +90,10 @@ class StreamQuery(Strict):
     last_event_id = fields.String(load_default=None)  # checked as Last-Event-ID is
 
 
+class LeaveQuery(Strict):
+    player_id = fields.String(validate=validate.Length(min=1, max=64), load_default=None)
+
+
 class HistoryQuery(Strict):
     format = fields.String(validate=validate.OneOf(("json", "phh")), load_default="json")
 
@@ -112,4 +116,5 @@ hand_query = HandQuery()
 events_query = EventsQuery()
 stream_query = StreamQuery()
 history_query = HistoryQuery()
+leave_query = LeaveQuery()
 import_phh = ImportPhh()

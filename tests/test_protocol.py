@@ -389,6 +389,31 @@ def test_a_retried_leave_is_replayed_and_frees_no_one_who_sat_down_since(client,
     assert [s["name"] for s in seats] == ["ann", "bob", "dee"]
 
 
+def test_a_removal_naming_its_player_frees_no_one_who_sat_down_since(client, table):
+    """Retried without a key, an admin's removal that names the player is refused once
+    another player holds the seat; one naming nobody would free the newcomer."""
+    url, admin = f"/v1/tables/{table['id']}/players", table["admin"]
+    seated = client.get(f"/v1/tables/{table['id']}", headers=admin).get_json()["seats"]
+    cal = next(s["player_id"] for s in seated if s["seat"] == 3)
+    first = client.delete(f"{url}/3?player_id={cal}", headers=admin)
+    assert first.status_code == 200 and first.get_json()["seat"] == 3
+    dee = client.post(url, json={"name": "dee", "buy_in": 500}).get_json()
+    assert dee["seat"] == 3
+    again = client.delete(f"{url}/3?player_id={cal}", headers=admin)
+    assert_problem(again, 409, "seat_changed")
+    seats = client.get(f"/v1/tables/{table['id']}", headers=admin).get_json()["seats"]
+    assert [(s["seat"], s["player_id"]) for s in seats][-1] == (3, dee["player_id"])
+    assert client.delete(f"{url}/3?player_id={dee['player_id']}", headers=admin).status_code == 200
+
+
+def test_a_removal_naming_no_player_in_the_query_is_refused_as_a_query(client, table):
+    url = f"/v1/tables/{table['id']}/players/3?player_id="
+    problem = assert_problem(client.delete(url, headers=table["admin"]), 422, "invalid_query")
+    assert "query parameter 'player_id'" in problem["detail"]
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
+    assert 3 in [s["seat"] for s in seats]
+
+
 def test_replayed_joins_chips_and_hand_starts_are_marked(client, table):
     path = f"/v1/tables/{table['id']}"
     writes = [

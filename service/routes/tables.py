@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from service import logs, schemas
 from service.auth import require
-from service.routes import answered, body, client_key, room
+from service.routes import answered, body, client_key, query, room, takes_query
 
 tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 
@@ -63,8 +63,11 @@ def add_chips(table_id: str, seat: int):
 
 
 @tables.delete("/<table_id>/players/<int:seat>")
+@takes_query
 def leave_table(table_id: str, seat: int):
     caller = require(room().table(table_id).state, "player", "admin", seat=seat)
     actor = "admin" if caller.role == "admin" else f"seat:{seat}"
     seated = None if caller.role == "admin" else caller
-    return answered(room().leave(table_id, seat, actor, client_key(), seated), 200)
+    holder = query(schemas.leave_query)["player_id"]  # the player the admin means to remove
+    key = client_key(holder and {"player_id": holder})
+    return answered(room().leave(table_id, seat, actor, key, seated, holder), 200)
