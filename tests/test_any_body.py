@@ -53,3 +53,17 @@ def test_any_json_body_is_answered_without_a_500(client, table, route, data):
     assert answer.status_code < 500, (sent, answer.get_data(as_text=True))
     if answer.status_code >= 400:
         assert answer.mimetype == "application/problem+json", answer.status_code
+
+
+@pytest.mark.parametrize("route", range(7))
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-be", "utf-32"])
+def test_json_not_in_plain_utf_8_is_malformed_on_every_write_route(client, table, route,
+                                                                    encoding):
+    """JSON is exchanged in UTF-8 without a byte order mark (RFC 8259): a body the route
+    would take, sent in another encoding, is refused as malformed, not failed with a 500."""
+    hand_no = start_hand(client, table)
+    method, path, headers, takes = routes(client, table, hand_no)[route]
+    answer = client.open(path, method=method, headers=headers, content_type="application/json",
+                         data=json.dumps(takes).encode(encoding))
+    assert answer.status_code == 400, answer.get_data(as_text=True)
+    assert answer.get_json()["code"] == "malformed_json"

@@ -191,9 +191,10 @@ def body(schema: Schema) -> dict:
         return schema.load({})
     try:
         value = asked.get_json()
-        _NAMES_ONCE.decode(data.decode())  # parsed as UTF-8 just now, or refused
-    except BadRequest:
-        raise ApiError(400, "malformed_json", "the body is not valid JSON") from None
+        _NAMES_ONCE.decode(data.decode())
+    except (BadRequest, ValueError):  # ValueError: not UTF-8, or UTF-8 led by a BOM
+        raise ApiError(400, "malformed_json", "the body is not valid JSON in UTF-8, "
+                       "without a byte order mark") from None
     except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
         raise ApiError(400, "malformed_json", "the body nests too deeply to be read") from None
     return schema.load(value)  # JSON that is not an object (null too) is 422 invalid_request
