@@ -59,6 +59,7 @@ class TableState:
     requested: dict = field(default_factory=dict)  # the options the table was created with
     max_seats: int = 0
     seats: tuple[TableSeat, ...] = ()
+    left: tuple[TableSeat, ...] = ()  # the players who have left, as they sat when they did
     button: int | None = None
     hand_no: int = 0  # the last hand opened
     hand_in_progress: bool = False
@@ -151,7 +152,8 @@ def evolve(state: TableState, event: Event) -> TableState:
         case ChipsAdded():
             return _restack(state, {event.seat: _stack(state, event.seat) + event.amount})
         case PlayerLeft():
-            return replace(state, seats=tuple(s for s in state.seats if s.seat != event.seat))
+            return replace(state, seats=tuple(s for s in state.seats if s.seat != event.seat),
+                           left=state.left + tuple(s for s in state.seats if s.seat == event.seat))
         case HandOpened():
             return replace(state, hand_no=event.hand_no, button=event.button,
                            hand_in_progress=True, dealt_in=tuple(event.dealt_in),

@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import hmac
+from typing import Any, Callable
 
 from flask import request
 
 from domain.table import TableState
-from domain.views import Viewer
+from domain.views import Viewer, as_dealt
 from service.problems import ApiError
 from service.room import hash_token
 
 _RECOGNISED = "cardroom.token_recognised"  # in the request's WSGI environ
 
 
-def viewer(table: TableState) -> Viewer:
-    """Who the request's token says the caller is, at this table."""
+def viewer(table: TableState, hand: Callable[[], Any] | None = None) -> Viewer:
+    """Who the request's token says the caller is, at this table. ``hand``: the state of
+    the hand asked for (called only for the token of a player who has left the table, who
+    still reads the hands they were dealt into, their receipts above all)."""
     environ = request.environ
     scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
-    caller = _holder(hash_token(token.strip()), table)
+    digest = hash_token(token.strip())
+    caller = _holder(digest, table) or (hand and _dealt_in_before_leaving(digest, table, hand))
     environ[_RECOGNISED] = caller is not None  # (a held table may have known it, a read not)
     if caller is None:
         raise ApiError(403, "forbidden", "this token gives no access to this table")
@@ -45,9 +49,20 @@ def _holder(digest: str, table: TableState) -> Viewer | None:
     return None
 
 
-def require(table: TableState, *roles: str, seat: int | None = None) -> Viewer:
-    """The caller, if their role is one of ``roles`` (a player only for ``seat``, if given)."""
-    caller = viewer(table)
+def _dealt_in_before_leaving(digest: str, table: TableState, hand: Callable[[], Any],
+                             ) -> Viewer | None:
+    for seat in table.left:
+        if hmac.compare_digest(digest, seat.token_hash):
+            former = Viewer("player", seat.seat, seat.player_id)
+            return former if as_dealt(former, hand()).seat is not None else None
+    return None
+
+
+def require(table: TableState, *roles: str, seat: int | None = None,
+            hand: Callable[[], Any] | None = None) -> Viewer:
+    """The caller, if their role is one of ``roles`` (a player only for ``seat``, if given).
+    ``hand``: as ``viewer``'s."""
+    caller = viewer(table, hand)
     if caller.role not in roles:
         raise ApiError(403, "forbidden", f"this needs the {' or '.join(roles)} token")
     if caller.role == "player" and seat is not None and caller.seat != seat:

@@ -333,6 +333,37 @@ def test_chips_are_added_and_players_leave_only_between_hands(client, fake_backe
     assert {s["seat"]: s["stack"] for s in seats} == {1: 1075, 2: 1050}
 
 
+def test_a_player_who_left_reads_only_the_hands_they_were_dealt_into(client, fake_backend,
+                                                                   table):
+    """Their receipt above all: a signed receipt a player cannot fetch proves nothing to them."""
+    url, cy = f"/v1/tables/{table['id']}", table["players"][3]
+    first = start_hand(client, table)
+    for seat, move in ((2, {"type": "bet", "amount": 25}), (3, {"type": "fold"}),
+                       (1, {"type": "fold"})):
+        assert act(client, table, first, seat, **move).status_code == 201
+    fake_backend.run_jobs()
+    own_cards = read(client, table, first, seat=3)["seats"][2]["cards"]
+    assert None not in own_cards and read(client, table, first)["seats"][2]["cards"] == [None] * 5
+    assert client.delete(f"{url}/players/3", headers=cy).status_code == 200
+
+    assert client.get(hand_url(table, first), headers=cy).json["seats"][2]["cards"] == own_cards
+    receipt = client.get(hand_url(table, first, "/receipt"), headers=cy)
+    assert receipt.status_code == 200 and receipt.json["signature"]
+    assert client.get(hand_url(table, first, "/history"), headers=cy).status_code == 200
+    assert client.get(hand_url(table, first, "/events"), headers=cy).status_code == 200
+    assert_problem(client.get(url, headers=cy), 403, "forbidden")
+    assert_problem(client.post(f"{url}/players/3/chips", json={"amount": 5}, headers=cy),
+                   403, "forbidden")
+
+    dee = client.post(f"{url}/players", json={"name": "dee", "buy_in": 1000}).json
+    assert dee["seat"] == 3
+    second = start_hand(client, table)
+    for path in ("", "/events", "/receipt", "/history"):
+        assert_problem(client.get(hand_url(table, second, path), headers=cy), 403, "forbidden")
+    assert_problem(client.post(hand_url(table, second, "/actions"), json={"type": "fold"},
+                               headers=cy), 403, "forbidden")
+
+
 def test_the_button_moves_one_seat_left_after_each_hand(client, table):
     buttons = []
     for _ in range(3):

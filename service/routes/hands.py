@@ -35,7 +35,7 @@ def start_hand(table_id: str):
 def read_hand(table_id: str, hand_no: int):
     cardroom = room()
     snapshot = cardroom.snapshot(table_id, hand_no)
-    caller = require(snapshot.table.state, "admin", "auditor", "player")
+    caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
     at = query(schemas.hand_query)["at"]
     view = cardroom.hand_view(table_id, hand_no, caller, at, snapshot)
     return view, 200, {"ETag": f'"{view["version"]}"'}
@@ -75,7 +75,7 @@ def _held_or_read(table_id: str, hand_no: int):
 @takes_query
 def events(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
-    caller = require(snapshot.table.state, "admin", "auditor", "player")
+    caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
     after = query(schemas.events_query)["after"]
     return {"events": room().hand_events(table_id, hand_no, caller, after, snapshot)}
 
@@ -84,7 +84,7 @@ def events(table_id: str, hand_no: int):
 @takes_query
 def event_stream(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
-    caller = require(snapshot.table.state, "admin", "auditor", "player")
+    caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
     given = query(schemas.stream_query)["last_event_id"]
     header = request.headers.get("Last-Event-ID")
     after = (_last_event_id(header, "the Last-Event-ID header") if header is not None
@@ -98,7 +98,8 @@ def event_stream(table_id: str, hand_no: int):
 @hands.get("/<int:hand_no>/history")
 @takes_query
 def history(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "admin", "auditor", "player")
+    caller = require(room().table(table_id).state, "admin", "auditor", "player",
+                     hand=_read_state(table_id, hand_no))
     if query(schemas.history_query)["format"] == "phh":
         return room().phh(table_id, hand_no, caller), 200, {
             "Content-Type": "application/toml; charset=utf-8"}
@@ -109,8 +110,9 @@ def history(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/receipt")
 def receipt(table_id: str, hand_no: int):
-    caller = require(room().table(table_id).state, "auditor", "player")
-    if caller.role == "player" and as_dealt(caller, room().hand(table_id, hand_no).state).seat is None:
+    hand = _read_state(table_id, hand_no)
+    caller = require(room().table(table_id).state, "auditor", "player", hand=hand)
+    if caller.role == "player" and as_dealt(caller, hand()).seat is None:
         raise ApiError(403, "forbidden", "receipts are for the seats dealt into the hand and "
                        "the auditor")
     return room().receipt(table_id, hand_no)
@@ -121,6 +123,16 @@ def audit(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id)  # not the hand: the audit reads it afresh
     require(snapshot.table.state, "auditor")
     return room().audit(table_id, hand_no, snapshot)
+
+
+def _state(snapshot):
+    """The hand's state, asked for only where a token is of a player who has left."""
+    return lambda: snapshot.the_hand().state
+
+
+def _read_state(table_id: str, hand_no: int):
+    """As ``_state``, the hand read when asked for."""
+    return lambda: room().hand(table_id, hand_no).state
 
 
 def _last_event_id(value: str | None, named: str) -> int | None:
