@@ -62,7 +62,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
 from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
+from domain.options import MAX_AMOUNT, MAX_CHIPS
 
 STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"): "FT",
             ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
@@ -487,8 +487,7 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
                      **_stake_options(document, code)}
     try:
         game = game_of(game_id)
-        return game_id, resolve_options(game.options, {"bet_unit": 1, **requested,
-                                                       "reveal": "auditor"})
+        return game_id, game.resolve_options({"bet_unit": 1, **requested, "reveal": "auditor"})
     except DomainError as error:
         raise PhhRejected(None, error.message) from None
 

@@ -39,7 +39,7 @@ from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, H
                            HandSettled, PlayerLeft, PlayerSeated, TableCreated)
 from domain.frozen import replace
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
+from domain.options import MAX_AMOUNT, MAX_CHIPS
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,8 @@ def hand_options(state: TableState, game_id: str) -> dict:
     if game_id == state.game:
         return state.options
     known = {o.name for o in game_of(game_id).options}
-    return resolve_options(game_of(game_id).options,
-                           {k: v for k, v in state.requested.items() if k in known})
+    return game_of(game_id).resolve_options(
+        {k: v for k, v in state.requested.items() if k in known})
 
 
 def players_for_next_hand(state: TableState, game_id: str | None = None) -> list[TableSeat]:
@@ -178,7 +178,7 @@ def _create(state: TableState, command: CreateTable) -> TableCreated:
     if not game.min_players <= command.max_seats <= game.max_players:
         raise DomainError("invalid_max_seats", f"{game.name} seats {game.min_players} "
                           f"to {game.max_players} players, not {command.max_seats}")
-    return TableCreated(game=command.game, options=resolve_options(game.options, command.options),
+    return TableCreated(game=command.game, options=game.resolve_options(command.options),
                         requested=dict(command.options),
                         max_seats=command.max_seats, admin_token_hash=command.admin_token_hash,
                         auditor_token_hash=command.auditor_token_hash,

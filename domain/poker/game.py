@@ -6,9 +6,12 @@ from domain.commands import Act, Showdown, StartHand
 from domain.events import (BetCompleted, BetPlaced, BringInPosted, CardsDrawn, ChipsBought, Event,
                            HandStarted, PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised,
                            ShowdownEvaluated)
+from domain.errors import DomainError
+from domain.options import resolve_options
 from domain.poker import engine
 from domain.poker import view as poker_view
 from domain.poker.spec import Variant
+from domain.poker.structures import contradiction
 from domain.poker.state import HandState
 
 _MOVES = {PlayerChecked: "check", PlayerCalled: "call", BetPlaced: "bet", PlayerRaised: "raise",
@@ -25,6 +28,13 @@ class PokerGame:
 
     def catalog_entry(self) -> dict:
         return self.variant.catalog_entry()
+
+    def resolve_options(self, given: dict) -> dict:
+        options = resolve_options(self.options, given)
+        problem = contradiction(options)
+        if problem:
+            raise DomainError("invalid_option", f"the options contradict each other: {problem}")
+        return options
 
     def initial_state(self, options: dict) -> HandState:
         return engine.initial_state({"game": self.id, "options": options})

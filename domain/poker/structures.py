@@ -103,6 +103,36 @@ def _no_limit(state, seat) -> Sizes:
     return Sizes(state.options["min_bet"], NO_LIMIT, state.current_bet + least, NO_LIMIT, 1)
 
 
+def contradiction(options: dict) -> str | None:
+    """What a table's amounts say against each other, or None: the small blind above the
+    big (a small blind alone may be), a lower limit above the upper, a spread whose smallest bet is above its top, or a
+    bring-in that is not less than the first round's opening bet (it could then be
+    "completed" to less than itself)."""
+    if 0 < options["big_blind"] < options["small_blind"]:
+        return "small_blind may not be above big_blind"
+    structure = options["structure"]
+    if structure in ("fixed-limit", "spread-limit", "club") and (
+            options["small_bet"] > options["big_bet"]):
+        return "small_bet (the lower limit) may not be above big_bet (the upper limit)"
+    if structure in ("spread-limit", "club") and options["min_bet"] > options["small_bet"]:
+        return "min_bet may not be above small_bet, the top of a spread-limit bet"
+    bring_in = options.get("bring_in", 0)
+    if bring_in and bring_in >= _first_opening_bet(options):
+        return (f"bring_in ({bring_in}) must be less than the first round's opening bet "
+                f"({_first_opening_bet(options)}, under {structure})")
+    return None
+
+
+def _first_opening_bet(options: dict) -> int:
+    """The smallest full opening bet of the first betting round."""
+    upper = options["big_bet_round"] == 1
+    if options["structure"] == "fixed-limit":
+        return options["big_bet" if upper else "small_bet"]
+    if options["structure"] == "house":
+        return options["big_round_min_bet" if upper else "bet_unit"]
+    return options["min_bet"]
+
+
 STRUCTURES = {"house": _house, "fixed-limit": _fixed, "spread-limit": _spread, "club": _spread,
               "pot-limit": _pot_limit, "no-limit": _no_limit}
 CAPPED = {"house", "fixed-limit", "spread-limit", "club", "pot-limit"}  # no-limit has no cap

@@ -293,7 +293,7 @@ def test_a_draw_hand_all_in_before_the_draw_is_exported_with_its_draws_before_th
     ("omaha", {"structure": "pot-limit"}), ("omaha-hi-lo", {}),
     ("five-card-draw", {"all_in": "forbidden"}), ("texas-holdem", {"all_in": "forbidden"}),
     ("seven-card-stud", {"all_in": "forbidden"}), ("five-card-draw", {"small_blind": 2}),
-    ("texas-holdem", {"small_blind": 57}), ("omaha", {"big_blind": 0, "small_blind": 10}),
+    ("texas-holdem", {"small_blind": 37}), ("omaha", {"big_blind": 0, "small_blind": 10}),
     ("omaha-hi-lo", {"ante": 130, "split_chip": "table"})])
 def test_random_hands_export_and_import_again_to_their_stacks(game, options):
     """Hands played with random moves, with side pots, or where nobody may go all in and

@@ -3,6 +3,7 @@ decks: each structure's limits, the min-raise rule, incomplete all-in raises, ra
 
 import pytest
 
+from domain import games as registry
 from domain.errors import DomainError
 from domain.events import BlindPosted
 from domain.poker import engine
@@ -164,3 +165,30 @@ def test_a_no_limit_stack_past_10_to_the_15_may_bet_it_all():
     assert legal(state, seat)["raise"]["max"] == 5 * 10**15
     state, _ = act(state, seat, "raise", 5 * 10**15)
     assert state.seat(seat).stack == 0
+
+
+@pytest.mark.parametrize("game, given, named", [
+    ("seven-card-stud", {"bring_in": 30}, "bring_in"),  # above the small bet of 20
+    ("seven-card-stud", {"bring_in": 20}, "bring_in"),  # a bring-in is less than a full bet
+    ("five-card-stud", {"structure": "no-limit", "bring_in": 50, "min_bet": 50}, "bring_in"),
+    ("texas-holdem", {"structure": "spread-limit", "min_bet": 500, "small_bet": 100},
+     "min_bet"),
+    ("texas-holdem", {"structure": "fixed-limit", "small_bet": 100, "big_bet": 10},
+     "small_bet"),
+    ("omaha", {"small_blind": 60, "big_blind": 50}, "small_blind")])
+def test_amounts_that_contradict_each_other_make_no_table(game, given, named):
+    with pytest.raises(DomainError) as error:
+        registry.game(game).resolve_options(given)
+    assert error.value.code == "invalid_option" and named in error.value.message
+
+
+@pytest.mark.parametrize("game, given", [
+    ("seven-card-stud", {}), ("seven-card-stud", {"rules": "club"}),
+    ("seven-card-stud", {"bring_in": 19}), ("five-card-stud", {"bring_in": 0}),
+    ("texas-holdem", {"structure": "no-limit", "min_bet": 500}),  # small_bet is not used
+    ("texas-holdem", {"structure": "spread-limit", "min_bet": 100, "small_bet": 100}),
+    ("five-card-draw", {"small_blind": 2}),  # a small blind alone
+    ("five-card-draw", {"rules": "club"})])
+def test_amounts_that_agree_make_a_table(game, given):
+    options = registry.game(game).resolve_options(given)
+    assert all(options[name] == value for name, value in given.items() if name != "rules")
