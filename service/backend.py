@@ -54,7 +54,7 @@ SWEEP_INTERVAL = 1.0  # seconds between enqueue_owed_jobs calls
 EXPIRE_INTERVAL = 60.0  # embedded: seconds between drops of the keys past their TTL
 CONNECT_TIMEOUT = 2.0  # seconds to open a connection to Redis
 READ_TIMEOUT = 5.0  # seconds to wait for a reply (RQ raises it on its own connection, for BLPOP)
-SCRAPE_TIMEOUT = 1.0  # seconds GET /metrics waits on Redis, well inside a scrape's time limit
+QUICK_TIMEOUT = 1.0  # seconds /metrics and /healthz wait on Redis: inside a probe's time limit
 
 FAKEREDIS_VERSION_FOR_RQ = (5, 0, 9)  # what RQ takes a Redis without INFO for
 
@@ -191,7 +191,7 @@ class Backend:
         self._next_expiry = 0.0  # embedded: when the sweep next drops keys past their TTL
         # An outage of the events' Redis the sweep meets (a worker on one Redis shares its own)
         self.events_outage = Outage(log, "the sweeper tries again every second")
-        self._scrape_redis: redis.Redis | RedisCluster | None = None
+        self._quick_redis: redis.Redis | RedisCluster | None = None
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Backend":
@@ -207,18 +207,18 @@ class Backend:
         setattr(rq, "__rq_redis_server_version", FAKEREDIS_VERSION_FOR_RQ)
         return cls(config, events, embedded=True, rq_client=rq)
 
-    def scrape_redis(self) -> redis.Redis | RedisCluster:
-        """The events' Redis as ``GET /metrics`` reads it: a client of its own (made at the
-        first scrape) that gives up after ``SCRAPE_TIMEOUT`` without a retry, so that a
-        hung Redis costs a scrape a second, not the scrape (the events' client may wait
-        twice ``READ_TIMEOUT``, as long as Prometheus waits for a whole scrape). A hung
-        Redis Cluster costs a second for each node: redis-py asks each for the map."""
+    def quick_redis(self) -> redis.Redis | RedisCluster:
+        """The events' Redis as ``GET /metrics`` and ``GET /healthz`` ask it: a client of its
+        own (made at first use) that gives up after ``QUICK_TIMEOUT`` without a retry, so
+        that a hung Redis costs a scrape or a health check a second, inside the prober's
+        time limit (the events' client may wait twice ``READ_TIMEOUT``). A hung Redis
+        Cluster costs a second for each node: redis-py asks each for the map."""
         if self.embedded:
             return self.redis
-        if self._scrape_redis is None:  # two scrapes at once may make two: no harm
-            self._scrape_redis = connect(self.config.redis_url, cluster=self.config.redis_cluster,
-                                         timeout=SCRAPE_TIMEOUT, retries=0)
-        return self._scrape_redis
+        if self._quick_redis is None:  # two probes at once may make two: no harm
+            self._quick_redis = connect(self.config.redis_url, cluster=self.config.redis_cluster,
+                                        timeout=QUICK_TIMEOUT, retries=0)
+        return self._quick_redis
 
     def ping(self) -> bool:
         try:

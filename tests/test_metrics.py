@@ -217,15 +217,25 @@ def hung_redis():
 
 
 def test_a_hung_store_costs_a_scrape_one_short_wait(hung_redis):
-    """The scrape asks once, on a client that waits ``SCRAPE_TIMEOUT`` (the events' client
+    """The scrape asks once, on a client that waits ``QUICK_TIMEOUT`` (the events' client
     would ask twice, waiting ``READ_TIMEOUT`` each time: as long as a scrape may take)."""
     url, taken = hung_redis
     backend = Backend.from_config(Config(redis_url=url))
     samples = scrape(create_app(backend=backend).test_client())
     assert value(samples, "cardroom_store_up") == 0
     assert len(taken) == 1
-    kwargs = backend.scrape_redis().connection_pool.connection_kwargs
+    kwargs = backend.quick_redis().connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] <= 1 and kwargs["retry"].get_retries() == 0
+
+
+def test_a_hung_store_fails_a_health_check_after_one_short_wait(hung_redis):
+    """A load balancer's probe gets its 503 inside its time limit: one ask, on the client
+    that waits ``QUICK_TIMEOUT``, not the events' two of ``READ_TIMEOUT`` each."""
+    url, taken = hung_redis
+    answer = create_app(backend=Backend.from_config(Config(redis_url=url))).test_client().get(
+        "/healthz")
+    assert answer.status_code == 503 and answer.json["code"] == "store_unavailable"
+    assert len(taken) == 1
 
 
 def test_serve_makes_a_fresh_metrics_directory_or_empties_the_one_given(monkeypatch, tmp_path):

@@ -28,7 +28,7 @@ def home():
 @meta.get("/healthz")
 def healthz():
     try:
-        room().store.redis.ping()
+        current_app.extensions["backend"].quick_redis().ping()
     except Exception as error:  # any failure of the store means "not healthy": 503
         raise StoreUnavailable(error) from error
     return {"status": "ok"}
@@ -38,7 +38,7 @@ def healthz():
 def metrics():
     """Prometheus metrics (``service.metrics``); answered also while the store is down."""
     backend = current_app.extensions["backend"]
-    body, content_type = prometheus.exposition(lambda: EventStore(backend.scrape_redis()))
+    body, content_type = prometheus.exposition(lambda: EventStore(backend.quick_redis()))
     return Response(body, content_type=content_type)
 
 
