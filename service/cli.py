@@ -142,7 +142,7 @@ def _load_cardroom(config: Config):
     return create_app(config, backend=backend)
 
 
-def _publish_keys(config: Config) -> None:
+def _publish_keys(config: Config, made_up: bool) -> None:
     """Once, before the workers fork: the keys' fingerprint that each ``cardroom worker``
     checks its own against (``service.keys``); not while Redis is down."""
     from service.backend import connect
@@ -150,7 +150,7 @@ def _publish_keys(config: Config) -> None:
     with suppress(RedisClusterException, RedisError):
         client = connect(config.redis_url, cluster=config.redis_cluster, timeout=1, retries=0)
         try:
-            publish_keys(client, config.keys())
+            publish_keys(client, config.keys(), made_up=made_up)
         finally:
             client.close()
 
@@ -219,6 +219,7 @@ def serve(config: Config, workers: int, threads: int) -> int:
     from service import logs
 
     logs.configure()  # stderr is JSON lines from the first: the processes forked inherit it
+    made_up = not (config.secret_key and config.signing_key)
     config = _share_keys(config)
     if config.embedded:
         workers = 1  # the fakeredis server lives in one process
@@ -228,7 +229,7 @@ def serve(config: Config, workers: int, threads: int) -> int:
         queue = f", jobs on {_redacted(config.rq_url)}" if config.rq_apart else ""
         mode = (f"redis mode ({events}{queue}, {workers} workers; "
                 "run `cardroom worker` for jobs)")
-        _publish_keys(config)
+        _publish_keys(config, made_up)
     banner = f"cardroom: {mode}, listening on http://{host_and_port(config.host, config.port)}"
     # Each open event stream holds a thread: CARDROOM_MAX_STREAMS more than --threads.
     options = {**gunicorn_options(config.host, config.port, workers, threads + config.max_streams),

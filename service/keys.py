@@ -132,9 +132,11 @@ class Keys:
         return hmac.new(self.secret, "\0".join(parts).encode(), hashlib.sha256).digest()
 
 
-def publish_keys(client, keys: Keys) -> None:
-    """The API's: its fingerprint at ``KEYS_KEY``, for the workers to check theirs."""
-    client.set(KEYS_KEY, keys.fingerprint)
+def publish_keys(client, keys: Keys, *, made_up: bool = False) -> None:
+    """The API's: its fingerprint at ``KEYS_KEY``, for the workers to check theirs. Keys
+    ``made_up`` for one run are published only where none are: a server started without
+    keys, for a moment, must not lock the right workers out of a running service."""
+    client.set(KEYS_KEY, keys.fingerprint, nx=made_up)
 
 
 def keys_disagree(client, keys: Keys) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 
+from service.keys import KEYS_KEY, Keys, keys_disagree, publish_keys
 from tests.processes import TEST_KEYS
 
 from .client import create_table
@@ -42,3 +43,18 @@ def test_a_worker_with_another_signing_key_refuses_and_a_right_one_settles(
         assert sum(table.stacks().values()) == 3000
     finally:
         server.stop()
+
+
+def test_a_server_that_made_up_its_keys_leaves_a_published_pair_alone(tmp_path, redis_db,
+                                                                       integration_redis_url):
+    """Started without keys for a moment, it must not lock the right workers out; on a
+    Redis where none is published it publishes its own, so that no worker's pair is taken
+    for the API's."""
+    given = Keys.from_hex(TEST_KEYS["CARDROOM_SECRET_KEY"], TEST_KEYS["CARDROOM_SIGNING_KEY"])
+    publish_keys(redis_db, given)
+    keyless = {name: "" for name in TEST_KEYS}
+    Server(tmp_path / "first.log", integration_redis_url, workers=1, **keyless).stop()
+    assert keys_disagree(redis_db, given) is None
+    redis_db.delete(KEYS_KEY)
+    Server(tmp_path / "second.log", integration_redis_url, workers=1, **keyless).stop()
+    assert "CARDROOM_SIGNING_KEY" in keys_disagree(redis_db, given)
