@@ -5,12 +5,12 @@ from __future__ import annotations
 from flask import Flask, jsonify, request
 from marshmallow import ValidationError
 from redis.exceptions import ResponseError
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, RequestEntityTooLarge
 
 from domain.errors import DomainError
 from service.backend import Outage, store_unavailable
 from service.logs import request_id
-from service.reads import NotFound
+from service.reads import NotFound, shown
 from service.room import NotSeated, StaleVersion
 from service.store import UnreadableRecord
 
@@ -96,6 +96,14 @@ def register(app: Flask) -> None:
         limit = app.config["MAX_CONTENT_LENGTH"]
         return problem(413, "payload_too_large", f"the request body is larger than {limit} bytes",
                        max_body_bytes=limit)
+
+    @app.errorhandler(MethodNotAllowed)
+    def not_allowed(error: MethodNotAllowed):
+        allowed = ", ".join(sorted(error.valid_methods or ()))
+        response = problem(405, "method_not_allowed", f"{shown(request.method, 16)} is not "
+                           f"allowed at {shown(request.path, 128)}, which takes {allowed}")
+        response.headers["Allow"] = allowed
+        return response
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):

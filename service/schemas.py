@@ -3,6 +3,8 @@ outside sane bounds are refused before any command is built."""
 
 from __future__ import annotations
 
+import unicodedata
+
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from domain.cards import InvalidCard, parse_card
@@ -36,12 +38,28 @@ class CreateTable(Strict):
                                load_default=None)
 
 
+# bidirectional controls: a name holding one could show as another name, reversed
+_BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _player_name(value: str) -> None:
+    """A name shown to the other players as it is: a visible character at least, no
+    control character (a NUL, a line break) or bidirectional control, and no space at
+    either end."""
+    if value != value.strip():
+        raise ValidationError("a name may not begin or end with a space")
+    if any(unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS for c in value):
+        raise ValidationError("a name may not hold a control character")
+    if all(unicodedata.category(c)[0] in "ZC" for c in value):
+        raise ValidationError("a name needs a visible character")
+
+
 def _client_seed(**kwargs):
     return fields.String(validate=validate.Length(min=1, max=128), **kwargs)
 
 
 class JoinTable(Strict):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    name = fields.String(required=True, validate=[validate.Length(min=1, max=40), _player_name])
     buy_in = _amount(required=True)
     client_seed = _client_seed(load_default="")
 

@@ -126,8 +126,10 @@ def test_a_path_that_starts_with_a_doubled_slash_is_redirected_or_refused(client
 @pytest.mark.parametrize("method", ["DELETE", "POST"])
 def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method):
     response = client.open("/v1/games/", method=method)
-    assert_problem(response, 405, "method_not_allowed")
+    problem = assert_problem(response, 405, "method_not_allowed")
     assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
+    assert problem["detail"] == (f"{method} is not allowed at /v1/games/, which takes GET, "
+                                 "HEAD, OPTIONS")
 
 
 def test_an_unknown_path_with_a_trailing_slash_is_a_plain_404(client):
@@ -141,7 +143,8 @@ def test_an_unknown_path_with_a_trailing_slash_is_a_plain_404(client):
 
 def test_a_method_the_path_does_not_take_gets_405_with_allow(client, table):
     response = client.put("/v1/tables", json={})
-    assert_problem(response, 405, "method_not_allowed")
+    problem = assert_problem(response, 405, "method_not_allowed")
+    assert problem["detail"].startswith("PUT is not allowed at /v1/tables, which takes ")
     assert {m.strip() for m in response.headers["Allow"].split(",")} >= {"POST"}
     assert "GET" not in response.headers["Allow"]
 
@@ -466,3 +469,21 @@ def test_a_write_without_an_idempotency_key_is_never_marked(client, table):
                                headers=table["players"][1])
         assert response.status_code == 201, response.get_json()
         assert "Idempotent-Replayed" not in response.headers
+
+
+@pytest.mark.parametrize("name, why", [
+    ("   ", "space"), (" ann", "space"), ("ann\n", "space"), ("a\x00b", "control"),
+    ("a\tb", "control"), ("evil\u202egnp.exe", "control"), ("\u200b", "visible")])
+def test_a_name_that_would_not_show_as_itself_seats_nobody(client, table, name, why):
+    url = f"/v1/tables/{table['id']}/players"
+    problem = assert_problem(client.post(url, json={"name": name, "buy_in": 500}), 422,
+                             "invalid_request")
+    assert why in problem["errors"]["name"][0]
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
+    assert len(seats) == 3
+
+
+@pytest.mark.parametrize("name", ["Zoë", "李小龍", "a b", "👨‍👩‍👧", "José-María"])
+def test_a_name_in_any_script_seats_its_player(client, table, name):
+    joined = client.post(f"/v1/tables/{table['id']}/players", json={"name": name, "buy_in": 500})
+    assert joined.status_code == 201, joined.get_json()
