@@ -10,7 +10,9 @@ off the queue, reading it, and):
   of them, then the transaction), with the job's last heartbeat (RQ: a command of its own
   just before) and the worker's "idle" state (RQ: a command of its own just after);
 - a state the worker is in already is not set again (RQ sets "idle" after each job, and
-  again as it waits for the next).
+  again as it waits for the next). The worker itself stays "busy" until it waits: a
+  SIGTERM as a job ends then stops it once the job is recorded, as RQ's does, rather than
+  breaking into the recording (the job counted as failed, the stop forgotten).
 
 A job that has dependents (none on the cardroom queue) has them enqueued after its
 success is recorded, as RQ does after a failure; one that repeats (none either) is left
@@ -34,10 +36,15 @@ class FewerRoundTrips:
     """For an RQ ``SimpleWorker`` class (``execute_job`` calls ``prepare_execution``, then
     ``perform_job`` calls ``prepare_job_execution``, in the same process)."""
 
+    idle_sent = False  # a job's success told Redis "idle" (the worker is "busy" until it waits)
+
     def set_state(self, state, pipeline=None):
-        """RQ's, unless the worker is in that state already."""
-        if pipeline is not None or state != self.get_state():
-            super().set_state(state, pipeline)
+        """RQ's, unless the worker is in that state already, or Redis is told it already."""
+        sent, self.idle_sent = self.idle_sent, False
+        if pipeline is None and (state == self.get_state() or sent and state == WorkerStatus.IDLE):
+            self._state = state  # RQ's own record of it (get_state)
+            return
+        super().set_state(state, pipeline)
 
     def prepare_execution(self, job):
         """RQ's, its commands kept for ``prepare_job_execution`` to send with its own."""
@@ -86,8 +93,9 @@ class FewerRoundTrips:
                                 execution_ended_at=job.ended_at)
             job.cleanup(result_ttl, pipeline=pipeline, remove_from_queue=False)
             self.cleanup_execution(job, pipeline=pipeline, execution=execution)
-            self.set_state(WorkerStatus.IDLE, pipeline=pipeline)
+            pipeline.hset(self.key, "state", WorkerStatus.IDLE)  # as RQ's set_state writes it
             has_dependents = pipeline.execute()[0]
+        self.idle_sent = True
         if has_dependents:
             queue.enqueue_dependents(job)
         release_slot(job)

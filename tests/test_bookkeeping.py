@@ -5,6 +5,7 @@ round trips besides the job's own instead of eleven; its dependents run after it
 from __future__ import annotations
 
 import re
+import signal
 
 import fakeredis
 import pytest
@@ -100,3 +101,29 @@ def test_a_job_that_succeeds_costs_five_round_trips_besides_its_own(worker_class
             queue.enqueue(succeed, n)
         counts.append(round_trips.during(lambda: worker.work(burst=True))[1])
     assert (counts[1] - counts[0]) / 2 == 5
+
+
+def test_a_sigterm_as_a_job_is_recorded_stops_the_worker_after_it():
+    """The worker stays "busy" until it waits for the next job: a stop asked for while the
+    job's success is being recorded lets the recording finish and ends the work loop (it
+    used to break into the recording, the job counted failed, and the stop was forgotten
+    while the worker waited for a job that might never come)."""
+    connection = fakeredis.FakeRedis()
+    queue = rq.Queue("cardroom", connection=connection)
+    first, second = queue.enqueue(succeed, 1), queue.enqueue(succeed, 2)
+    worker = make_worker(worker_module._Worker, connection)
+    recorded = worker.handle_job_success
+
+    def recorded_then_stopped(*args, **kwargs):
+        recorded(*args, **kwargs)
+        worker.request_stop(signal.SIGTERM, None)  # as the signal would, once it is sent
+    worker.handle_job_success = recorded_then_stopped
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        worker.work(burst=True)
+    finally:  # RQ's handlers, installed by its stop, are this test's alone
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert first.get_status(refresh=True) == "finished"
+    assert second.get_status(refresh=True) == "queued"  # not taken: the worker stopped
+    assert worker.stopped_by_signal
