@@ -220,6 +220,18 @@ class Backend:
                                         timeout=QUICK_TIMEOUT, retries=0)
         return self._quick_redis
 
+    def check_store(self) -> None:
+        """Raise unless the events' store answers as a whole, asked on ``quick_redis``: a
+        Redis Cluster must also cover every slot (a node answers PING while the cluster is
+        down, in which case every table on a lost master is unavailable)."""
+        client = self.quick_redis()
+        if not self.config.redis_cluster:
+            client.ping()
+            return
+        state = client.cluster_info().get("cluster_state")
+        if state != "ok":
+            raise redis.exceptions.ClusterDownError(f"the cluster's state is {state}")
+
     def ping(self) -> bool:
         try:
             return bool(self.redis.ping())

@@ -164,7 +164,9 @@ class RedisCluster:
             node_dir.mkdir(parents=True, exist_ok=True)
             (node_dir / "nodes.conf").unlink(missing_ok=True)  # a failed start's
             node = RedisServer(self.server, node_dir, options=(
-                "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir / "nodes.conf")))
+                "--cluster-enabled", "yes", "--cluster-config-file", str(node_dir / "nodes.conf"),
+                # a lost master fails the cluster in seconds (15 by default)
+                "--cluster-node-timeout", "5000"))
             if not {node.port, node.port + 10000} & taken:
                 taken |= {node.port, node.port + 10000}
                 nodes.append(node)

@@ -28,7 +28,7 @@ def home():
 @meta.get("/healthz")
 def healthz():
     try:
-        current_app.extensions["backend"].quick_redis().ping()
+        current_app.extensions["backend"].check_store()
     except Exception as error:  # any failure of the store means "not healthy": 503
         raise StoreUnavailable(error) from error
     return {"status": "ok"}

@@ -152,7 +152,15 @@ def test_hands_play_to_the_end_on_a_redis_cluster_with_separate_workers(
         assert table.audit(1)["valid"] is True
     assert all(w.poll() is None for w in workers), "a worker died\n" + diagnostics()
 
-    # With every node down, the API answers 503 store_unavailable (never 500).
+    # With a master lost, the cluster is down: its health check says so, though a node that
+    # answers PING may be asked. With every node down, the API answers 503
+    # store_unavailable (never 500).
+    cluster.nodes[-1].stop()
+    while b"cluster_state:fail" not in cluster.cli_reply(cluster.nodes[0], "CLUSTER", "INFO"):
+        assert time.monotonic() < deadline + START_TIMEOUT, "the cluster never saw its loss"
+        time.sleep(0.1)
+    for _ in range(5):  # each asks a node at random
+        assert api.get("/healthz").status == 503
     for node in cluster.nodes:
         node.stop()
     table = next(iter(tables.values()))
