@@ -16,9 +16,12 @@ when the table is next due. A stale marker whose job is lost is claimed
 (``EventStore.claim_owed_job``: re-scored with Redis TIME, so one sweeper wins
 and the job is not due again for ``owed_job_after``), then enqueued.
 
-A job is lost when RQ has no job by its id; or has it ``queued`` while it is in
-neither the queue nor the queue's intermediate list (RQ moves a job there when a
-worker takes it); or ``started`` by a worker that is not alive; or finished,
+A job is lost when RQ has no job by its id; or has it ``queued`` while it is not in
+the queue (RQ moves a job to the queue's intermediate list as a worker takes it, and
+the worker takes it out as it starts the job, at once: one still there when its marker
+is due was taken by a worker that died or hangs, and it is taken out of that list as
+it is enqueued again, lest RQ's maintenance fail the new copy); or ``started`` by a
+worker that is not alive; or finished,
 failed, stopped or canceled while the hand still owes it. ``deferred`` and
 ``scheduled`` jobs are waiting, not lost. RQ cannot tell a dead worker from a
 busy one soon enough: a ``SimpleWorker`` sends no heartbeat while it runs a job
@@ -160,6 +163,8 @@ def enqueue_owed_jobs(backend) -> int:
                     due = min(due, since)
                 elif (name == SHOWDOWN_JOB and lost(showdown_job_id(table_id, int(hand_no)))
                       and store.claim_owed_job(table_id, job, cutoff)):
+                    backend.rq.lrem(queue.intermediate_queue_key, 0,
+                                    showdown_job_id(table_id, int(hand_no)))
                     enqueue_showdown(queue, table_id, int(hand_no))
                     count += 1
             store.keep_owed_table(table_id, due)
@@ -178,17 +183,14 @@ class _LostJobs:
         status, worker = (_text(v) for v in self.redis.hmget(
             Job.key_for(job_id), ["status", "worker_name"]))
         if status == JobStatus.QUEUED.value:
-            return job_id not in self._queued()
+            return job_id not in self._queued()  # (in the intermediate list: lost)
         if status == JobStatus.STARTED.value:
             return not (worker and self.redis.exists(worker_alive_key(worker)))
         return status not in _WAITING
 
     def _queued(self) -> set[str]:
         if self._in_queue is None:
-            pipe = self.redis.pipeline(transaction=False)
-            pipe.lrange(self.queue.key, 0, -1)
-            pipe.lrange(self.queue.intermediate_queue_key, 0, -1)
-            self._in_queue = {_text(i) for ids in pipe.execute() for i in ids}
+            self._in_queue = {_text(i) for i in self.redis.lrange(self.queue.key, 0, -1)}
         return self._in_queue
 
 

@@ -423,3 +423,22 @@ def test_an_owing_table_stays_indexed_until_its_job_settles(make_backend):
     assert backend.run_jobs()
     jobs.enqueue_owed_jobs(backend)
     assert backend.redis.zscore(OWED_TABLES_KEY, table_id) is None
+
+
+def test_a_job_taken_by_a_worker_that_died_before_starting_it_settles_once(make_backend):
+    """RQ moves a job to the queue's intermediate list as a worker takes it, and the worker
+    takes it out as it starts the job; one still there when its marker is due was taken by
+    a worker that died or hangs (RQ itself fails it only minutes later)."""
+    backend = make_backend(owed_job_after=0)
+    room = Room(backend)
+    table_id, hand_no = room.showdown()
+    jid = jobs.showdown_job_id(table_id, hand_no)
+    intermediate = backend.queue.intermediate_queue_key
+    backend.redis.lmove(backend.queue.key, intermediate)  # taken, never started
+    assert Job.fetch(jid, connection=backend.redis).get_status() == JobStatus.QUEUED
+
+    assert [jobs.enqueue_owed_jobs(backend) for _ in range(3)] == [1, 0, 0]
+
+    assert queue_entries(backend) == [jid] and backend.redis.llen(intermediate) == 0
+    assert backend.run_jobs()
+    assert room.settled_once(table_id, hand_no)
