@@ -43,7 +43,7 @@ from gunicorn.arbiter import Arbiter
 from redis.exceptions import RedisClusterException, RedisError
 
 from service.config import Config
-from service.keys import new_key_pair, publish_keys
+from service.keys import KEYS_KEY, new_key_pair, publish_keys
 
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
 METRICS_PREFIX = "cardroom-metrics-"  # of a metrics directory made up in the temporary one
@@ -144,15 +144,23 @@ def _load_cardroom(config: Config):
 
 def _publish_keys(config: Config, made_up: bool) -> None:
     """Once, before the workers fork: the keys' fingerprint that each ``cardroom worker``
-    checks its own against (``service.keys``); not while Redis is down."""
+    checks its own against (``service.keys``); not while Redis is down. Exit, saying why,
+    if the given keys are not those of the pair published already."""
     from service.backend import connect
 
     with suppress(RedisClusterException, RedisError):
         client = connect(config.redis_url, cluster=config.redis_cluster, timeout=1, retries=0)
         try:
-            publish_keys(client, config.keys(), made_up=made_up)
+            wrong = publish_keys(client, config.keys())
         finally:
             client.close()
+        if wrong and made_up:
+            logging.getLogger("cardroom").warning(
+                "the keys made up for this run are not those of the hands in this Redis: %s",
+                wrong)
+        elif wrong:
+            raise SystemExit(f"cardroom: error: {wrong}. To start over with this pair, "
+                             f"the hands stored so far unreadable, delete {KEYS_KEY} first")
 
 
 def _redacted(url: str) -> str:

@@ -132,11 +132,14 @@ class Keys:
         return hmac.new(self.secret, "\0".join(parts).encode(), hashlib.sha256).digest()
 
 
-def publish_keys(client, keys: Keys, *, made_up: bool = False) -> None:
-    """The API's: its fingerprint at ``KEYS_KEY``, for the workers to check theirs. Keys
-    ``made_up`` for one run are published only where none are: a server started without
-    keys, for a moment, must not lock the right workers out of a running service."""
-    client.set(KEYS_KEY, keys.fingerprint, nx=made_up)
+def publish_keys(client, keys: Keys) -> str | None:
+    """The API's: its fingerprint at ``KEYS_KEY``, for the workers to check theirs, where
+    none is published; else what differs from the pair published (``keys_disagree``), or
+    None. Never replaced: a server started with the wrong keys, for a moment, must not
+    lock the right workers out of a running service."""
+    if client.set(KEYS_KEY, keys.fingerprint, nx=True):
+        return None
+    return keys_disagree(client, keys)
 
 
 def keys_disagree(client, keys: Keys) -> str | None:
@@ -152,10 +155,11 @@ def keys_disagree(client, keys: Keys) -> str | None:
                                              ("CARDROOM_SIGNING_KEY", public_key, own_public_key))
              if theirs != ours]
     verb = "differs" if len(wrong) == 1 else "differ"
-    return (f"{' and '.join(wrong) or 'the keys'} of this process {verb} from the API's (its "
-            f"public key {public_key}, this one's {keys.public_key}): it could not read the "
-            "hands' hidden cards, or would sign receipts that do not verify; give every "
-            "process the API's pair")
+    public = (f" (its public key {public_key}, this one's {keys.public_key})"
+              if public_key != own_public_key else "")
+    return (f"{' and '.join(wrong) or 'the keys'} of this process {verb} from the pair the "
+            f"API published in Redis{public}: it could not read the hands' hidden cards, or "
+            "would sign receipts that do not verify; give every process the API's pair")
 
 
 def new_key_pair() -> tuple[str, str]:

@@ -8,9 +8,11 @@ each receipt failed the audit against the key ``GET /v1/fairness`` publishes, fo
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 from service.keys import KEYS_KEY, Keys, keys_disagree, publish_keys
-from tests.processes import TEST_KEYS
+from tests.processes import ROOT, TEST_KEYS, free_port, subprocess_env
 
 from .client import create_table
 from .conftest import Server, worker_logs
@@ -58,3 +60,19 @@ def test_a_server_that_made_up_its_keys_leaves_a_published_pair_alone(tmp_path, 
     redis_db.delete(KEYS_KEY)
     Server(tmp_path / "second.log", integration_redis_url, workers=1, **keyless).stop()
     assert "CARDROOM_SIGNING_KEY" in keys_disagree(redis_db, given)
+
+
+def test_a_server_with_another_pair_refuses_to_start_and_leaves_the_published_one(
+        redis_db, integration_redis_url):
+    given = Keys.from_hex(TEST_KEYS["CARDROOM_SECRET_KEY"], TEST_KEYS["CARDROOM_SIGNING_KEY"])
+    publish_keys(redis_db, given)
+    other = {"CARDROOM_SECRET_KEY": "c3" * 32}  # the signing key is the same
+    ran = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--port",
+                          str(free_port())], cwd=ROOT, capture_output=True, text=True,
+                         env=subprocess_env(REDIS_URL=integration_redis_url, **other),
+                         timeout=60)
+    assert ran.returncode != 0, ran.stdout
+    assert "CARDROOM_SECRET_KEY of this process differs" in ran.stderr, ran.stderr
+    assert "public key" not in ran.stderr  # the public keys are the same: not shown twice
+    assert f"delete {KEYS_KEY}" in ran.stderr, ran.stderr
+    assert keys_disagree(redis_db, given) is None
