@@ -21,10 +21,9 @@ the queue (RQ moves a job to the queue's intermediate list as a worker takes it,
 the worker takes it out as it starts the job, at once: one still there when its marker
 is due was taken by a worker that died or hangs, and it is taken out of that list as
 it is enqueued again, lest RQ's maintenance fail the new copy); or ``started`` by a
-worker that is not alive; or finished,
-failed, stopped or canceled while the hand still owes it. ``deferred`` and
-``scheduled`` jobs are waiting, not lost. RQ cannot tell a dead worker from a
-busy one soon enough: a ``SimpleWorker`` sends no heartbeat while it runs a job
+worker that is not alive; or finished, failed, stopped or canceled while the hand
+still owes it. ``deferred`` and ``scheduled`` jobs are waiting, not lost. RQ
+cannot tell a dead worker from a busy one soon enough: a ``SimpleWorker`` sends no heartbeat while it runs a job
 and its StartedJobRegistry entry lasts the job timeout plus 60 s (240 s). So each
 ``cardroom worker``'s sweeper thread, which runs beside its jobs, keeps the key
 ``cardroom:worker:<rq worker name>:alive`` (TTL ``WORKER_ALIVE_TTL``, a Redis
@@ -159,12 +158,11 @@ def enqueue_owed_jobs(backend) -> int:
             due = now  # look again once owed_job_after has passed, or a fresh marker is due
             for job, since in markers:
                 name, _, hand_no = job.partition(":")
+                job_id = showdown_job_id(table_id, int(hand_no)) if name == SHOWDOWN_JOB else ""
                 if since > cutoff:
                     due = min(due, since)
-                elif (name == SHOWDOWN_JOB and lost(showdown_job_id(table_id, int(hand_no)))
-                      and store.claim_owed_job(table_id, job, cutoff)):
-                    backend.rq.lrem(queue.intermediate_queue_key, 0,
-                                    showdown_job_id(table_id, int(hand_no)))
+                elif job_id and lost(job_id) and store.claim_owed_job(table_id, job, cutoff):
+                    backend.rq.lrem(queue.intermediate_queue_key, 0, job_id)
                     enqueue_showdown(queue, table_id, int(hand_no))
                     count += 1
             store.keep_owed_table(table_id, due)

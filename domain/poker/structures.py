@@ -105,9 +105,9 @@ def _no_limit(state, seat) -> Sizes:
 
 def contradiction(options: dict) -> str | None:
     """What a table's amounts say against each other, or None: the small blind above the
-    big (a small blind alone may be), a lower limit above the upper, a spread whose smallest bet is above its top, or a
-    bring-in that is not less than the first round's opening bet (it could then be
-    "completed" to less than itself)."""
+    big (a small blind alone may be), a lower limit above the upper, a spread whose
+    smallest bet is above its top, or a bring-in that is not less than the first round's
+    opening bet (it could then be "completed" to less than itself)."""
     if 0 < options["big_blind"] < options["small_blind"]:
         return "small_blind may not be above big_blind"
     structure = options["structure"]
