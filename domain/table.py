@@ -39,7 +39,7 @@ from domain.events import (ChipsAdded, ClientSeedChanged, Event, HandImported, H
                            HandSettled, PlayerLeft, PlayerSeated, TableCreated)
 from domain.frozen import replace
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, MAX_CHIPS
+from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def decide(state: TableState, command) -> list[Event]:
             leaving = _occupied(state, command.seat)
             if command.player_id not in (None, leaving.player_id):
                 raise DomainError("seat_changed", f"seat {command.seat} is held by another "
-                                  f"player than {command.player_id}")
+                                  f"player than {command.player_id!r}")
             return [PlayerLeft(seat=command.seat, cashed_out=leaving.stack)]
         case SetClientSeed():
             _occupied(state, command.seat)
@@ -122,9 +122,13 @@ def hand_options(state: TableState, game_id: str) -> dict:
     """The options of a hand of ``game_id`` at this table (dealer's choice: see above)."""
     if game_id == state.game:
         return state.options
+    return resolve_options(game_of(game_id).options, _requested_for(state, game_id))
+
+
+def _requested_for(state: TableState, game_id: str) -> dict:
+    """The options the table was created with that ``game_id`` knows."""
     known = {o.name for o in game_of(game_id).options}
-    return game_of(game_id).resolve_options(
-        {k: v for k, v in state.requested.items() if k in known})
+    return {k: v for k, v in state.requested.items() if k in known}
 
 
 def players_for_next_hand(state: TableState, game_id: str | None = None) -> list[TableSeat]:
@@ -210,6 +214,12 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
         raise DomainError("dealers_choice_off", "this table plays only "
                           f"{state.game}; create it with the option dealers_choice: true")
     game = game_of(game_id)
+    if game_id != state.game:  # checked as the table's own game was when it was created
+        try:
+            game.resolve_options(_requested_for(state, game_id))
+        except DomainError as error:
+            raise DomainError(error.code, f"{game.name} cannot be dealt at this table: "
+                              f"{error.message}") from None
     players = players_for_next_hand(state, game_id)
     if not game.min_players <= len(players) <= game.max_players:
         code = "not_enough_players" if len(players) < game.min_players else "too_many_players"

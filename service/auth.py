@@ -10,6 +10,7 @@ from flask import request
 from domain.table import TableState
 from domain.views import Viewer, as_dealt
 from service.problems import ApiError
+from service.reads import NotFound
 from service.room import hash_token
 
 _RECOGNISED = "cardroom.token_recognised"  # in the request's WSGI environ
@@ -54,7 +55,11 @@ def _dealt_in_before_leaving(digest: str, table: TableState, hand: Callable[[], 
     for seat in table.left:
         if hmac.compare_digest(digest, seat.token_hash):
             former = Viewer("player", seat.seat, seat.player_id)
-            return former if as_dealt(former, hand()).seat is not None else None
+            try:
+                dealt_in = as_dealt(former, hand()).seat is not None
+            except NotFound:  # told as any other hand they were not dealt into
+                return None
+            return former if dealt_in else None
     return None
 
 

@@ -227,7 +227,7 @@ def serve(config: Config, workers: int, threads: int) -> int:
     from service import logs
 
     logs.configure()  # stderr is JSON lines from the first: the processes forked inherit it
-    made_up = not (config.secret_key and config.signing_key)
+    made_up = not (config.secret_key or config.signing_key)  # one given: the pair is not
     config = _share_keys(config)
     if config.embedded:
         workers = 1  # the fakeredis server lives in one process

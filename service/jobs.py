@@ -18,19 +18,20 @@ and the job is not due again for ``owed_job_after``), then enqueued.
 
 A job is lost when RQ has no job by its id; or has it ``queued`` while it is not in
 the queue (RQ moves a job to the queue's intermediate list as a worker takes it, and
-the worker takes it out as it starts the job, at once: one still there when its marker
-is due was taken by a worker that died or hangs, and it is taken out of that list as
-it is enqueued again, lest RQ's maintenance fail the new copy); or ``started`` by a
-worker that is not alive; or finished, failed, stopped or canceled while the hand
-still owes it. ``deferred`` and ``scheduled`` jobs are waiting, not lost. RQ
-cannot tell a dead worker from a busy one soon enough: a ``SimpleWorker`` sends no heartbeat while it runs a job
-and its StartedJobRegistry entry lasts the job timeout plus 60 s (240 s). So each
-``cardroom worker``'s sweeper thread, which runs beside its jobs, keeps the key
-``cardroom:worker:<rq worker name>:alive`` (TTL ``WORKER_ALIVE_TTL``, a Redis
-TTL: no host clock) alive on every sweep; once a worker dies the key expires and
-its started job is lost. A job started by a worker that has no such key (RQ's
-own ``rq worker``) counts as lost after ``owed_job_after``: it runs again and
-settles nothing.
+the worker takes it out as it starts the job, at once: one still there when its
+marker is due was taken, as a rule, by a worker that died or hangs, and it is taken
+out of that list as it is enqueued again, lest RQ's maintenance fail the new copy;
+should a live worker have just taken it, the job runs twice and settles once); or
+``started`` by a worker that is not alive; or finished, failed, stopped or canceled
+while the hand still owes it. ``deferred`` and ``scheduled`` jobs are waiting, not
+lost. RQ cannot tell a dead worker from a busy one soon enough: a ``SimpleWorker``
+sends no heartbeat while it runs a job and its StartedJobRegistry entry lasts the
+job timeout plus 60 s (240 s). So each ``cardroom worker``'s sweeper thread, which
+runs beside its jobs, keeps the key ``cardroom:worker:<rq worker name>:alive`` (TTL
+``WORKER_ALIVE_TTL``, a Redis TTL: no host clock) alive on every sweep; once a
+worker dies the key expires and its started job is lost. A job started by a worker
+that has no such key (RQ's own ``rq worker``) counts as lost after
+``owed_job_after``: it runs again and settles nothing.
 
 RQ's keys (jobs, queue, worker-alive keys) live on the job queue's Redis
 (``backend.rq``), the owed markers and their index with the events

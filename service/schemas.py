@@ -40,18 +40,26 @@ class CreateTable(Strict):
 
 # bidirectional controls: a name holding one could show as another name, reversed
 _BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# letters and symbols that show as nothing (Hangul fillers, the blank Braille pattern)
+_BLANKS = set("\u115f\u1160\u3164\uffa0\u2800")
 
 
 def _player_name(value: str) -> None:
-    """A name shown to the other players as it is: a visible character at least, no
-    control character (a NUL, a line break) or bidirectional control, and no space at
-    either end."""
-    if value != value.strip():
-        raise ValidationError("a name may not begin or end with a space")
-    if any(unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS for c in value):
+    """A name shown to the other players as it is: no control character (a NUL, a line
+    or paragraph break) or bidirectional control, a visible character at least, and
+    none that does not show at either end (a space, a zero-width one)."""
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
+           for c in value):
         raise ValidationError("a name may not hold a control character")
-    if all(unicodedata.category(c)[0] in "ZC" for c in value):
+    if not any(_shows(c) for c in value):
         raise ValidationError("a name needs a visible character")
+    if not (_shows(value[0]) and _shows(value[-1])):
+        raise ValidationError("a name may not begin or end with a space or another "
+                              "character that does not show")
+
+
+def _shows(character: str) -> bool:
+    return unicodedata.category(character)[0] not in "ZC" and character not in _BLANKS
 
 
 def _client_seed(**kwargs):

@@ -355,6 +355,7 @@ def test_a_player_who_left_reads_only_the_hands_they_were_dealt_into(client, fak
     assert_problem(client.post(f"{url}/players/3/chips", json={"amount": 5}, headers=cy),
                    403, "forbidden")
 
+    assert_problem(client.get(hand_url(table, 99), headers=cy), 403, "forbidden")  # not 404
     dee = client.post(f"{url}/players", json={"name": "dee", "buy_in": 1000}).json
     assert dee["seat"] == 3
     second = start_hand(client, table)
@@ -362,6 +363,22 @@ def test_a_player_who_left_reads_only_the_hands_they_were_dealt_into(client, fak
         assert_problem(client.get(hand_url(table, second, path), headers=cy), 403, "forbidden")
     assert_problem(client.post(hand_url(table, second, "/actions"), json={"type": "fold"},
                                headers=cy), 403, "forbidden")
+
+
+def test_a_dealers_choice_game_whose_amounts_contradict_is_not_dealt_and_says_why(client):
+    """Five card draw's house structure leaves big_bet unused; fixed-limit stud would bet
+    less in its upper rounds than in its lower ones."""
+    table = client.post("/v1/tables", json={"game": "five-card-draw", "options": {
+        "dealers_choice": True, "big_bet": 10}}).json
+    for name in ("ann", "bob"):
+        client.post(f"/v1/tables/{table['table_id']}/players", json={"name": name,
+                                                                     "buy_in": 1000})
+    hands = f"/v1/tables/{table['table_id']}/hands"
+    admin = auth(table["admin_token"])
+    refused = client.post(hands, json={"game": "seven-card-stud"}, headers=admin)
+    assert_problem(refused, 422, "invalid_option")
+    assert refused.json["detail"].startswith("Seven Card Stud cannot be dealt at this table")
+    assert client.post(hands, json={}, headers=admin).status_code == 201  # its own game is
 
 
 def test_the_button_moves_one_seat_left_after_each_hand(client, table):

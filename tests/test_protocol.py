@@ -472,8 +472,10 @@ def test_a_write_without_an_idempotency_key_is_never_marked(client, table):
 
 
 @pytest.mark.parametrize("name, why", [
-    ("   ", "space"), (" ann", "space"), ("ann\n", "space"), ("a\x00b", "control"),
-    ("a\tb", "control"), ("evil\u202egnp.exe", "control"), ("\u200b", "visible")])
+    ("   ", "visible"), (" ann", "space"), ("ann\n", "control"), ("a\x00b", "control"),
+    ("a\tb", "control"), ("evil\u202egnp.exe", "control"), ("\u200b", "visible"),
+    ("a\u2028b", "control"), ("\u3164", "visible"), ("\u2800\u2800", "visible"),
+    ("\ufeffann", "space"), ("ann\u200b", "space"), ("ann\u2060", "space")])
 def test_a_name_that_would_not_show_as_itself_seats_nobody(client, table, name, why):
     url = f"/v1/tables/{table['id']}/players"
     problem = assert_problem(client.post(url, json={"name": name, "buy_in": 500}), 422,

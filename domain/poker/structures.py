@@ -117,15 +117,16 @@ def contradiction(options: dict) -> str | None:
     if structure in ("spread-limit", "club") and options["min_bet"] > options["small_bet"]:
         return "min_bet may not be above small_bet, the top of a spread-limit bet"
     bring_in = options.get("bring_in", 0)
-    if bring_in and bring_in >= _first_opening_bet(options):
+    if bring_in and bring_in >= first_opening_bet(options):
         return (f"bring_in ({bring_in}) must be less than the first round's opening bet "
-                f"({_first_opening_bet(options)}, under {structure})")
+                f"({first_opening_bet(options)}, under {structure})")
     return None
 
 
-def _first_opening_bet(options: dict) -> int:
-    """The smallest full opening bet of the first betting round."""
-    upper = options["big_bet_round"] == 1
+def first_opening_bet(options: dict) -> int:
+    """The smallest full opening bet of the first betting round (before ``big_bet_round``
+    is known, as a bring-in's default is derived, that of a lower-limit round)."""
+    upper = options.get("big_bet_round") == 1
     if options["structure"] == "fixed-limit":
         return options["big_bet" if upper else "small_bet"]
     if options["structure"] == "house":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from domain.options import MAX_AMOUNT, REVEAL, Option
 from domain.poker.openers import RULES as OPENER_RULES
 from domain.poker.spec import Bet, Board, Deal, Draw, Variant
-from domain.poker.structures import STRUCTURES
+from domain.poker.structures import STRUCTURES, first_opening_bet
 
 AMOUNT = {"minimum": 0, "maximum": MAX_AMOUNT}
 
@@ -135,7 +135,8 @@ def _stud_streets(*deals: Deal) -> tuple:
 STUD_OPTIONS = (
     Option("bring_in", "integer", 0, "the forced opening bet of the first round, made by the "
            "seat the first_opener names (0: none, the opener may check)",
-           derive=_half("small_bet"), derived_from="half the small bet", **AMOUNT),
+           derive=lambda o: max(0, min(o["small_bet"] // 2, first_opening_bet(o) - 1)),
+           derived_from="half the small bet, below the first round's opening bet", **AMOUNT),
     Option("open_pair_big_bet", "boolean", False, "an open pair on fourth street allows the "
            "upper limit (003)"),
 )

@@ -11,6 +11,8 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 from service.keys import KEYS_KEY, Keys, keys_disagree, publish_keys
 from tests.processes import ROOT, TEST_KEYS, free_port, subprocess_env
 
@@ -62,17 +64,20 @@ def test_a_server_that_made_up_its_keys_leaves_a_published_pair_alone(tmp_path, 
     assert "CARDROOM_SIGNING_KEY" in keys_disagree(redis_db, given)
 
 
+@pytest.mark.parametrize("other, differs", [
+    ({"CARDROOM_SECRET_KEY": "c3" * 32}, "CARDROOM_SECRET_KEY"),  # the signing key the same
+    ({"CARDROOM_SIGNING_KEY": ""}, "CARDROOM_SIGNING_KEY")])  # one key given, one made up
 def test_a_server_with_another_pair_refuses_to_start_and_leaves_the_published_one(
-        redis_db, integration_redis_url):
+        redis_db, integration_redis_url, other, differs):
     given = Keys.from_hex(TEST_KEYS["CARDROOM_SECRET_KEY"], TEST_KEYS["CARDROOM_SIGNING_KEY"])
     publish_keys(redis_db, given)
-    other = {"CARDROOM_SECRET_KEY": "c3" * 32}  # the signing key is the same
     ran = subprocess.run([sys.executable, "-m", "service.cli", "serve", "--port",
                           str(free_port())], cwd=ROOT, capture_output=True, text=True,
                          env=subprocess_env(REDIS_URL=integration_redis_url, **other),
                          timeout=60)
     assert ran.returncode != 0, ran.stdout
-    assert "CARDROOM_SECRET_KEY of this process differs" in ran.stderr, ran.stderr
-    assert "public key" not in ran.stderr  # the public keys are the same: not shown twice
+    assert f"{differs} of this process differs" in ran.stderr, ran.stderr
+    # the public keys are shown only where they differ
+    assert ("public key" in ran.stderr) == (differs == "CARDROOM_SIGNING_KEY"), ran.stderr
     assert f"delete {KEYS_KEY}" in ran.stderr, ran.stderr
     assert keys_disagree(redis_db, given) is None

@@ -188,7 +188,9 @@ def test_amounts_that_contradict_each_other_make_no_table(game, given, named):
     ("texas-holdem", {"structure": "no-limit", "min_bet": 500}),  # small_bet is not used
     ("texas-holdem", {"structure": "spread-limit", "min_bet": 100, "small_bet": 100}),
     ("five-card-draw", {"small_blind": 2}),  # a small blind alone
-    ("five-card-draw", {"rules": "club"})])
+    ("five-card-draw", {"rules": "club"}),
+    ("five-card-stud", {"structure": "club"}),  # its bring-in's default is below min_bet
+    ("seven-card-stud", {"structure": "club"})])
 def test_amounts_that_agree_make_a_table(game, given):
     options = registry.game(game).resolve_options(given)
     assert all(options[name] == value for name, value in given.items() if name != "rules")
