@@ -2,9 +2,12 @@
 
 Everything here is the standard library only (the Ed25519 signature check uses
 the ``cryptography`` package when it is installed and says so when it is not),
-so ``python3 -m domain.fairness verify FILE`` runs from a bare checkout. FILE is
-the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/history`` exactly
-as downloaded, by a player or by the auditor.
+so ``python3 -m domain.fairness verify FILE --public-key KEY`` runs from a bare
+checkout. FILE is the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/
+history`` exactly as downloaded, by a player or by the auditor; KEY is the
+service's public key (``GET /v1/fairness``). Its exit status: 0 verified, 1 a check
+failed, 2 the file cannot be read, 3 partly verified (the receipt's signature not
+checked, or only against the key the file names, which a forger would choose).
 
 The algorithms (``ALGORITHMS`` says the same for ``GET /v1/fairness``):
 
@@ -71,7 +74,7 @@ ALGORITHMS = {
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
                "{table_id, hand_no, version, head_hash, stacks}; head_hash is the hash of the "
                "hand's last event and stacks maps each seat (as a string) to its final stack",
-    "verify": "python3 -m domain.fairness verify HISTORY.json [--public-key HEX]",
+    "verify": "python3 -m domain.fairness verify HISTORY.json --public-key HEX",
 }
 
 
@@ -236,6 +239,8 @@ def verify_history(history: dict, public_key: str | None = None,
 
 
 def _hash_chain(history, events, _key, data_json=None) -> str:
+    if not events:
+        raise Problem("the history holds no events")
     problem = chain_problem(events, data_json)
     if problem:
         raise Problem(problem)
@@ -251,7 +256,7 @@ def chain_problem(events: list[dict], data_json: list[str | None] | None = None)
     previous = GENESIS_HASH
     for position, event in enumerate(events, start=1):
         version = event.get("version")
-        if version != position:
+        if type(version) is not int or version != position:
             return (f"event {version}: found at position {position}; events are missing "
                     "or out of order")
         if event.get("prev_hash") != previous:
@@ -353,18 +358,20 @@ def _receipt(history, events, public_key) -> str:
                       f"head {receipt['head_hash'][:16]}..., not this history's last event")
     for name in ("table_id", "hand_no"):
         if name in history and receipt[name] != history[name]:
-            raise Problem(f"the receipt is for {name} {receipt[name]}, not {history[name]}")
+            raise Problem(f"the receipt is for {name} {receipt[name]!r}, not "
+                          f"{history[name]!r}")
     if not ended or receipt["stacks"] != head["data"]["stacks"]:
         raise Problem(f"event {head['version']}: the receipt's stacks are not the hand's final "
                       "stacks")
     key = public_key or history.get("public_key")
     verdict = signature_valid(key, receipt, signed["signature"])
     if verdict is None:
-        return "head and stacks match; signature check skipped: cryptography is not installed"
+        raise Skipped("head and stacks match; the signature is not checked: the cryptography "
+                      "package is not installed")
     if not verdict:
         raise Problem(f"event {head['version']}: the receipt's signature is not valid for "
                       f"public key {key}")
-    return "signed receipt matches the head and the final stacks"
+    return f"signed receipt matches the head and the final stacks (public key {key})"
 
 
 def signature_valid(public_key: str, receipt: dict, signature: str) -> bool | None:
@@ -420,13 +427,14 @@ def main(argv: list[str] | None = None) -> int:
     verify = commands.add_parser("verify", help="check a history JSON file")
     verify.add_argument("file", help="the JSON body of GET .../hands/{hand_no}/history")
     verify.add_argument("--public-key", help="the service's Ed25519 public key in hex (from GET "
-                        "/v1/fairness); default: the key named in the file")
+                        "/v1/fairness); without it, the key the file names is used, and the "
+                        "verdict says so (exit status 3)")
     args = parser.parse_args(argv)
     try:
         with open(args.file, encoding="utf-8") as handle:
             history = json.load(handle)
-    except (OSError, ValueError) as error:
-        print(f"cannot read {args.file}: {error}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError) as error:
+        print(_printable(f"cannot read {args.file}: {error}"), file=sys.stderr)
         return 2
     if not isinstance(history, dict):
         print(f"{args.file} is not a history (a JSON object with events)", file=sys.stderr)
@@ -434,13 +442,36 @@ def main(argv: list[str] | None = None) -> int:
     checks = verify_history(history, args.public_key)
     for check in checks:
         verdict = "skip" if check.get("skipped") else "ok  " if check["ok"] else "FAIL"
-        print(f"{verdict} {check['name']}: {check['detail']}")
+        print(_printable(f"{verdict} {check['name']}: {check['detail']}"))
     failed = next((c for c in checks if not c["ok"]), None)
     if failed:
-        print(f"\nnot verified: {failed['detail']}", file=sys.stderr)
+        print("\nnot verified: " + _printable(failed["detail"]), file=sys.stderr)
         return 1
+    return _verdict(history, checks, args.public_key)
+
+
+def _verdict(history: dict, checks: list[dict], public_key: str | None) -> int:
+    """0 when the receipt's signature was checked against the key given (or the hand, in
+    progress, has none yet); 3 when it could not be checked, or only against the key the
+    file names (a forger would name their own)."""
+    receipt = next(c for c in checks if c["name"] == "receipt")
+    if history.get("receipt") is not None and receipt.get("skipped"):
+        print("\npartly verified: the receipt's signature is not checked (install the "
+              "cryptography package)")
+        return 3
+    if history.get("receipt") is not None and not public_key:
+        print("\npartly verified: the receipt is signed by the public key the file names; it "
+              "proves the hand only if that is the service's key (GET /v1/fairness): pass it "
+              "as --public-key")
+        return 3
     print("\nverified")
     return 0
+
+
+def _printable(text: str) -> str:
+    """``text`` with what a terminal would not show as it is (a control character, a lone
+    surrogate from the file) escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":

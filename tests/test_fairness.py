@@ -315,14 +315,69 @@ def test_downloaded_histories_pass_the_verifier(client, fake_backend, table, tmp
     viewer = table["players"][2] if who == "player" else table["auditor"]
     path = tmp_path / "history.json"
     path.write_bytes(client.get(hand_url(table, hand_no, "/history"), headers=viewer).data)
-    result = verify(path)
+    public_key = client.get("/v1/fairness").json["public_key"]
+    result = verify(path, "--public-key", public_key)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   receipt: signed receipt" in result.stdout
+    assert result.stdout.endswith("\nverified\n")
     if who == "auditor":
         assert "ok   deck: the deck matches the seeds" in result.stdout
-    bare = verify(path, isolated=True)  # no site-packages: the standard library alone
-    assert bare.returncode == 0, bare.stdout + bare.stderr
-    assert "signature check skipped: cryptography is not installed" in bare.stdout
+    bare = verify(path, "--public-key", public_key, isolated=True)  # the standard library alone
+    assert bare.returncode == 3, bare.stdout + bare.stderr
+    assert "skip receipt: head and stacks match; the signature is not checked" in bare.stdout
+    assert "partly verified" in bare.stdout
+
+
+def test_a_history_re_signed_by_a_forger_is_verified_only_against_the_key_it_names(
+        client, fake_backend, table, tmp_path):
+    """A forger can re-hash the chain and sign the receipt with a key of their own, named in
+    the file: without the service's key given, the verdict says it proves nothing more."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][2]).json
+    ended = history["events"][-1]
+    seats = sorted(ended["data"]["stacks"])
+    ended["data"]["stacks"][seats[0]] += 100
+    ended["data"]["stacks"][seats[1]] -= 100
+    ended["hash"] = fairness.envelope_hash(ended)
+    forger = Ed25519PrivateKey.generate()
+    receipt = {**history["receipt"]["receipt"], "head_hash": ended["hash"],
+               "stacks": ended["data"]["stacks"]}
+    history["receipt"] = {"receipt": receipt, "signature": forger.sign(
+        fairness.receipt_message(receipt)).hex()}
+    history["public_key"] = forger.public_key().public_bytes_raw().hex()
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(history))
+    named = verify(path)
+    assert named.returncode == 3 and "partly verified" in named.stdout, named.stdout
+    assert history["public_key"] in named.stdout  # the key it was checked against is shown
+    given = verify(path, "--public-key", client.get("/v1/fairness").json["public_key"])
+    assert given.returncode == 1 and "FAIL receipt" in given.stdout, given.stdout
+
+
+@pytest.mark.parametrize("text", ["{}", '{"events": []}'])
+def test_a_history_without_events_is_not_verified(tmp_path, text):
+    (tmp_path / "empty.json").write_text(text)
+    result = verify(tmp_path / "empty.json")
+    assert result.returncode == 1 and "the history holds no events" in result.stdout
+
+
+def test_a_file_nested_past_what_json_reads_is_unreadable_not_a_traceback(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    result = verify(tmp_path / "deep.json")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "cannot read" in result.stderr
+
+
+def test_what_a_file_holds_is_printed_escaped(client, fake_backend, table, tmp_path):
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][2]).json
+    shown = next(e for e in history["events"] if e["type"] == "ShowdownEvaluated")
+    shown["data"]["hands"][0]["cards"][0] = "\ud800\x1b[31m"
+    (tmp_path / "odd.json").write_text(json.dumps(history))  # as escapes: valid JSON
+    result = verify(tmp_path / "odd.json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "\\ud800\\x1b" in result.stdout and "\x1b" not in result.stdout
 
 
 def test_a_copy_with_one_card_or_one_amount_changed_fails_naming_the_event(
