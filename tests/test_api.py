@@ -438,6 +438,11 @@ def test_the_audit_detects_an_edited_event(client, fake_backend, table):
 def test_health_and_docs_are_served(client):
     assert client.get("/healthz").json == {"status": "ok"}
     assert client.get("/openapi.yaml").status_code == 200
+    for page in ("/docs", "/replay/t/1"):  # neither framed elsewhere nor sniffed
+        headers = client.get(page).headers
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"], page
+        assert "unsafe-inline" not in headers["Content-Security-Policy"], page
+        assert headers["X-Content-Type-Options"] == "nosniff", page
 
 
 def test_a_table_id_with_braces_is_simply_not_found(client, table):

@@ -3,6 +3,9 @@ reference and the replay viewer): the routes that need no table."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from functools import cache
 from importlib import resources
 
@@ -71,7 +74,22 @@ def _spec() -> dict:
 
 @meta.get("/docs")
 def docs():
-    return _page("docs.html")
+    return _page("docs.html", {"Content-Security-Policy": _docs_policy(),
+                               "Referrer-Policy": "no-referrer"})
+
+
+@cache
+def _docs_policy() -> str:
+    """As the replay page's, its one script and one stylesheet, inline, allowed by hash."""
+    page = resources.files("service").joinpath("static", "docs.html").read_text()
+    script, style = (_inline(page, tag) for tag in ("script", "style"))
+    return (f"default-src 'none'; script-src {script}; style-src {style}; connect-src 'self'; "
+            "img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+def _inline(page: str, tag: str) -> str:
+    text = re.search(f"<{tag}>(.*?)</{tag}>", page, re.S)[1]
+    return f"'sha256-{base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()}'"
 
 
 @meta.get("/replay/<table_id>/<int:hand_no>")
@@ -88,10 +106,11 @@ REPLAY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; conne
                  "frame-ancestors 'none'")
 
 
-def _page(name: str, headers: dict[str, str] | None = None) -> Response:
+def _page(name: str, headers: dict[str, str]) -> Response:
     """An HTML page of ``service/static`` (its script fetches what it shows)."""
     page = resources.files("service").joinpath("static", name).read_text()
-    return Response(page, mimetype="text/html", headers=headers)
+    return Response(page, mimetype="text/html",
+                    headers={**headers, "X-Content-Type-Options": "nosniff"})
 
 
 @cache
