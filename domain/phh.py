@@ -62,7 +62,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
 from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
-from domain.options import MAX_AMOUNT, MAX_CHIPS
+from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
 
 STANDARD = {("texas-holdem", "no-limit"): "NT", ("texas-holdem", "fixed-limit"): "FT",
             ("omaha", "pot-limit"): "PO", ("omaha-hi-lo", "fixed-limit"): "FO/8",
@@ -482,8 +482,13 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
             raise PhhRejected(None, f"variant {code!r} is not one cardroom plays; it plays "
                               f"{', '.join(GAMES)} (and, with _variant, its own games)")
         game_id, structure = GAMES[code]  # the standard fields win over our _options
+        ours = _our_options(document)
+        try:  # even those the standard fields replace: a value no table takes is a mistake
+            resolve_options(game_of(game_id).options, ours)
+        except DomainError as error:
+            raise PhhRejected(None, f"_options: {error.message}") from None
         # antes are posted as written; our _options' ante is the table's (its chip)
-        requested = {"ante": 0, **_our_options(document), "structure": structure,
+        requested = {"ante": 0, **ours, "structure": structure,
                      **_stake_options(document, code)}
     try:
         game = game_of(game_id)

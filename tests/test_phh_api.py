@@ -91,6 +91,10 @@ def test_a_refused_document_says_where_and_stores_nothing(client, fake_backend):
     assert_problem(client.post(IMPORTS, json={"phh": DOCUMENT.replace('"NT"', '"FR"')}),
                    422, "phh_rejected")
     assert_problem(client.post(IMPORTS, json={}), 422, "invalid_request")
+    # a value of cardroom's own options no table takes, though the standard fields replace it
+    odd = client.post(IMPORTS, json={"phh": DOCUMENT + '[_options]\nstructure = "lol"\n'})
+    assert_problem(odd, 422, "phh_rejected")
+    assert odd.json["detail"].startswith("the document: _options: option structure")
     assert keys_of(fake_backend) == before
 
 
