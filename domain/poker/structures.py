@@ -114,8 +114,9 @@ def contradiction(options: dict) -> str | None:
     if structure in ("fixed-limit", "spread-limit", "club") and (
             options["small_bet"] > options["big_bet"]):
         return "small_bet (the lower limit) may not be above big_bet (the upper limit)"
-    if structure in ("spread-limit", "club") and options["min_bet"] > options["small_bet"]:
-        return "min_bet may not be above small_bet, the top of a spread-limit bet"
+    top = "big_bet" if options["big_bet_round"] == 1 else "small_bet"  # of the first round
+    if structure in ("spread-limit", "club") and options["min_bet"] > options[top]:
+        return f"min_bet may not be above {top}, the top of a spread-limit bet"
     bring_in = options.get("bring_in", 0)
     if bring_in and bring_in >= first_opening_bet(options):
         return (f"bring_in ({bring_in}) must be less than the first round's opening bet "

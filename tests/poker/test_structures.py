@@ -187,6 +187,8 @@ def test_amounts_that_contradict_each_other_make_no_table(game, given, named):
     ("seven-card-stud", {"bring_in": 19}), ("five-card-stud", {"bring_in": 0}),
     ("texas-holdem", {"structure": "no-limit", "min_bet": 500}),  # small_bet is not used
     ("texas-holdem", {"structure": "spread-limit", "min_bet": 100, "small_bet": 100}),
+    ("texas-holdem", {"structure": "spread-limit", "min_bet": 150, "small_bet": 100,
+                      "big_bet_round": 1}),  # every round at the upper limit: big_bet 200
     ("five-card-draw", {"small_blind": 2}),  # a small blind alone
     ("five-card-draw", {"rules": "club"}),
     ("five-card-stud", {"structure": "club"}),  # its bring-in's default is below min_bet
