@@ -87,9 +87,11 @@ def _aggressive(state: HandState, event) -> HandState:
     betting to every other seat."""
     full = getattr(event, "full", True) and type(event) is not BringInPosted
     changes = {"current_bet": max(state.current_bet, event.to)}
+    if type(event) is not BringInPosted:  # a bet or raise, even one all in short of full
+        changes["last_aggressor"] = event.seat
     if full:
         opening = type(event) in (BetPlaced, BetCompleted)
-        changes.update(full_bet=True, last_aggressor=event.seat,
+        changes.update(full_bet=True,
                        raise_size=event.to if opening else event.to - state.current_bet,
                        raises=state.raises + (type(event) is PlayerRaised))
         state = replace(state, seats=_reopened(state.seats))

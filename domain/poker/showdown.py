@@ -1,10 +1,13 @@
 """The showdown: who shows in what order, which hands are shown, and who wins each pot.
 
-* Order (000, 004): the last player to bet or raise in the final round shows first,
+* Order (000, 004): the last player to bet or raise in the final round shows first (a
+  bet or raise all in short of a full one is a bet or raise too: "positive action"),
   otherwise the first player still in to the dealer's left; then clockwise.
 * The cards speak: every hand is judged at its best (``judging``).
 * ``muck_losers`` (001, 003: "losing hands may be mucked"): a hand that wins no part of
-  any pot is not shown to the other players. Off by default, as 000 shows every hand.
+  any pot is not shown to the other players, but the last player to bet or raise shows
+  (001: "the last player to raise shows his hand"). Off by default, as 000 shows every
+  hand.
 * Each pot (``domain.pots``) goes to the best hand among the players eligible for it. In
   a high-low game it is split between the best high and the best qualifying low of the
   players eligible for that pot; with no qualifying low there, high takes it all (003).
@@ -36,8 +39,8 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
                      chip_unit(state), judge_name in SPLIT_POT)
               for number, pot in enumerate(build_pots(committed, set(judged)))]
     winners = {int(seat) for award in awards for seat in award.shares}
-    shown = [seat for seat in showdown_order(state)
-             if not state.options.get("muck_losers") or seat in winners]
+    shown = [seat for seat in showdown_order(state) if not state.options.get("muck_losers")
+             or seat in winners or seat == state.last_aggressor]
     hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
     return [ShowdownEvaluated(hands=hands), *awards]
 

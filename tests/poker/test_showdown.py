@@ -6,6 +6,7 @@ from domain.commands import Showdown
 from domain.events import BetReturned, PotAwarded, ShowdownEvaluated
 from domain.frozen import replace
 from domain.poker import engine
+from domain.poker.showdown import showdown_order
 from tests.poker.play import act, stacked, start
 
 
@@ -184,3 +185,37 @@ def test_the_last_aggressor_of_the_final_round_shows_first():
     state, events = settle(state)
     order = [h["seat"] for h in next(e for e in events if isinstance(e, ShowdownEvaluated)).hands]
     assert order == [2, 3, 1]
+
+
+def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action():
+    """000: "the player who was the last to take positive action (bet or raise) in the
+    final betting round must show first" (an all-in raise below the minimum too)."""
+    state, _ = start([1000, 400, 1000], game="texas-holdem", button=3)
+    state, _ = act(state, 3, "fold")
+    state, _ = act(state, 1, "call")
+    state, _ = act(state, 2, "check")
+    for _ in range(2):  # flop and turn checked through
+        state, _ = act(state, 1, "check")
+        state, _ = act(state, 2, "check")
+    state, _ = act(state, 1, "bet", 300)
+    state, _ = act(state, 2, "raise", 350)  # all in: 50 more, short of a full raise
+    state, _ = act(state, 1, "call")
+    assert showdown_order(state) == [2, 1]
+
+
+def test_with_muck_losers_the_last_bettor_shows_though_they_lose():
+    """001: losing hands may be mucked, but "the last player to raise shows his hand"."""
+    deck = stacked("texas-holdem", [1, 2, 3], {1: "3s 4d", 2: "As Ad", 3: "Qs Qd"},
+                   "2c 7d 9h Js Kc")
+    state, _ = start([1000] * 3, game="texas-holdem", button=3, deck=deck, muck_losers=True)
+    state, _ = act(state, 3, "fold")
+    state, _ = act(state, 1, "call")
+    state, _ = act(state, 2, "check")
+    for _ in range(2):
+        state, _ = act(state, 1, "check")
+        state, _ = act(state, 2, "check")
+    state, _ = act(state, 1, "bet", 100)  # a bluff, called
+    state, _ = act(state, 2, "call")
+    _, events = settle(state)
+    (evaluated,) = [e for e in events if isinstance(e, ShowdownEvaluated)]
+    assert [h["seat"] for h in evaluated.hands] == [1, 2]
