@@ -80,7 +80,8 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "122 and 100), as hands played before this option were split",
                allowed=("hand", "table")),
         Option("muck_losers", "boolean", False, "a hand that can win no pot is not shown at the "
-               "showdown (001, 003: losing hands may be mucked)"),
+               "showdown, but the last to bet or raise shows (001, 003: losing hands may be "
+               "mucked)"),
         REVEAL,
         Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
                "POST .../hands with {\"game\": id}"),
