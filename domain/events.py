@@ -192,11 +192,14 @@ class AntePosted(Event):
 @dataclass(frozen=True)
 class BlindPosted(Event):
     """A blind: ``blind`` is small, big or straddle (imported hands); it counts as the
-    seat's bet in the first round."""
+    seat's bet in the first round. ``call_to``: the bet the others must call, where it is
+    more than ``amount`` (a big blind posted all in short of the full blind, with
+    ``short_forced_bet: full``); null where it is the amount."""
 
     seat: int
     amount: int
     blind: str
+    call_to: int | None = None
 
 
 @dataclass(frozen=True)
@@ -254,11 +257,13 @@ class BetPlaced(Event):
 
 @dataclass(frozen=True)
 class BringInPosted(Event):
-    """Stud: the seat the cards name opens with the bring-in, less than a full bet."""
+    """Stud: the seat the cards name opens with the bring-in, less than a full bet.
+    ``call_to`` as ``BlindPosted``'s: the whole bring-in, where it was posted all in short."""
 
     seat: int
     to: int
     added: int
+    call_to: int | None = None
 
 
 @dataclass(frozen=True)

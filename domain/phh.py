@@ -13,18 +13,22 @@ seven card stud with a bring-in (``F7S``). A hand of another game or structure
 (pot-limit hold'em, five card draw, five card stud, house or club stakes, a stud hand
 whose fourth street was opened at the upper limit under the open pair rule, which PHH's
 stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is not the
-amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO) is
-written with the standard fields and actions that apply, the game and its options in the
-user fields ``_variant`` and ``_options`` (and ``_options_null``, the options set to
-null, such as ``max_raises`` for no cap: TOML has no null), and no ``variant``: a PHH
-tool then refuses it plainly instead of replaying it under rules that are not the hand's;
-so is a hand in which a player bought chips (where nobody may go all in, a player short
-of a bet may buy the chips to call it): they are listed in ``_chips_bought``, each before
-the action it names, and PHH's stacks are fixed for the hand. A hand of a standard
-variant carries its options in ``_options`` too, and an import of such a document takes
-from them what PHH has no field for (the table's chip, by which split pots are divided;
-the raise cap), the standard fields winning where both say. Our own facts are user
-fields too: ``_table_id``, ``_hand_no``, ``_seed_commitment``, ``_receipt``.
+amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO; a
+hand whose big blind or bring-in was posted short and called in full, where PHH calls
+what was posted) is written with the standard fields and actions that apply, the game
+and its options in the user fields ``_variant`` and ``_options`` (and ``_options_null``,
+the options set to null, such as ``max_raises`` for no cap: TOML has no null), and no
+``variant``: a PHH tool then refuses it plainly instead of replaying it under rules that
+are not the hand's; so is a hand in which a player bought chips (where nobody may go all
+in, a player short of a bet may buy the chips to call it): they are listed in
+``_chips_bought``, each before the action it names, and PHH's stacks are fixed for the
+hand. A hand of a standard variant carries its options in ``_options`` too, and an import
+of such a document takes from them what PHH has no field for (the table's chip, by which
+split pots are divided; the raise cap), the standard fields winning where both say. An
+imported big blind or bring-in posted short is called as it was posted, as PHH plays it,
+unless a ``_variant`` document's ``_options`` say ``short_forced_bet: full``. Our own
+facts are user fields too: ``_table_id``, ``_hand_no``, ``_seed_commitment``,
+``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
@@ -131,6 +135,9 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     code = STANDARD.get((started.game, options.get("structure")))
     if any(isinstance(event, ChipsBought) for event in events):
         return None  # PHH's stacks are fixed for the hand
+    if any(isinstance(event, (BlindPosted, BringInPosted)) and event.call_to
+           for event in events):
+        return None  # a forced bet posted short and called in full: PHH calls what was posted
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
@@ -474,7 +481,8 @@ def _rescaled(document: dict, change) -> dict:
 
 def _game_and_options(document: dict) -> tuple[str, dict]:
     if "_variant" in document:
-        game_id, requested = document["_variant"], {**(document.get("_options") or {}),
+        game_id, requested = document["_variant"], {**_PHH_RULES,
+                                                    **(document.get("_options") or {}),
                                                     **_null_options(document)}
     else:
         code = document.get("variant")
@@ -516,16 +524,23 @@ def _null_options(document: dict) -> dict:
     return dict.fromkeys(names)
 
 
+# PHH's rules where tables choose otherwise: a short forced bet is called as it was posted
+_PHH_RULES = {"short_forced_bet": "posted"}
+
+
 def _stake_options(document: dict, code: str) -> dict:
+    """The options of a standard variant's stakes, and PHH's rules."""
     def number(field):
         return _chips(document.get(field), field)
     if code == "F7S":
         return {"bring_in": number("bring_in"), "small_bet": number("small_bet"),
-                "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False}
+                "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False,
+                **_PHH_RULES}
     if code in ("FT", "FO/8"):
         return {"big_blind": number(_IMPORTED_BIG_BLIND[code]),
-                "small_bet": number("small_bet"), "big_bet": number("big_bet")}
-    return {"big_blind": number(_IMPORTED_BIG_BLIND[code]), "min_bet": number("min_bet")}
+                "small_bet": number("small_bet"), "big_bet": number("big_bet"), **_PHH_RULES}
+    return {"big_blind": number(_IMPORTED_BIG_BLIND[code]), "min_bet": number("min_bet"),
+            **_PHH_RULES}
 
 
 def _chips(value, field: str, limit: int = MAX_AMOUNT) -> int:

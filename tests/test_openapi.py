@@ -268,6 +268,10 @@ def test_every_operation_that_reads_no_body_documents_the_refusal_of_one(spec):
 # --- events: one data schema per hand event, with the dataclass's fields -----
 
 
+# fields added after hands were stored without them: a stored event may lack one
+ADDED_LATER = {"BlindPosted": {"call_to"}, "BringInPosted": {"call_to"}}
+
+
 def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(spec):
     documented = spec["components"]["schemas"]
     for type_name in documented["EventEnvelope"]["properties"]["type"]["enum"]:
@@ -275,7 +279,7 @@ def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(sp
         data = _resolve(spec, documented[type_name])
         names = {f.name for f in dataclasses.fields(EVENT_TYPES[type_name])}
         assert set(data["properties"]) == names, type_name
-        assert set(data["required"]) == names, type_name
+        assert set(data["required"]) == names - ADDED_LATER.get(type_name, set()), type_name
         branch = {"if": {"properties": {"type": {"const": type_name}}},
                   "then": {"properties": {"data": {"$ref": f"#/components/schemas/{type_name}"}}}}
         assert branch in documented["EventEnvelope"]["allOf"], type_name

@@ -26,19 +26,25 @@ from domain.events import (BetCompleted, BetPlaced, BringInPosted, ChipsBought, 
                            PlayerCalled, PlayerChecked, PlayerFolded, PlayerRaised)
 from domain.options import MAX_AMOUNT
 from domain.poker import structures
+from domain.poker.forced import short_call_to
 from domain.poker.state import ACTIVE, FOLDED, HandState, SeatState
 
 
 def waiting_on(state: HandState) -> list[int]:
     """The seats that still have to act in this round, in seat order: a player who can act
     and has not matched the bet, or (while someone else can still act) has not acted since
-    the last full bet or raise. None once one player is left in the hand."""
+    the last full bet or raise. None once one player is left in the hand. The bet of a big
+    blind or bring-in posted short (``short_forced_bet: full``) is matched only while
+    someone else can still act: the last player able to act who has put in at least as much
+    as every other player still in has nothing to call."""
     seats = state.seats
     if sum(s.status != FOLDED for s in seats) <= 1:
         return []
     able = sum(s.status == ACTIVE for s in seats)
+    top = max(s.bet for s in seats if s.status != FOLDED)
     return [s.seat for s in seats if s.status == ACTIVE and (
-        s.bet < state.current_bet or (not s.acted and able > 1))]
+        (s.bet < state.current_bet and (able > 1 or s.bet < top))
+        or (not s.acted and able > 1))]
 
 
 def round_complete(state: HandState) -> bool:
@@ -98,7 +104,8 @@ def action_event(state: HandState, seat: SeatState, kind: str, amount: int | Non
         return PlayerCalled(seat=seat.seat, to=action["amount"], added=action["amount"] - seat.bet)
     if kind == "bring_in":
         return BringInPosted(seat=seat.seat, to=action["amount"],
-                             added=action["amount"] - seat.bet)
+                             added=action["amount"] - seat.bet, call_to=short_call_to(
+                                 state, state.options["bring_in"], action["amount"]))
     if kind == "complete":
         to = action["amount"]
         return BetCompleted(seat=seat.seat, to=to, added=to - seat.bet,

@@ -41,7 +41,8 @@ def _ante(state: HandState, event: AntePosted) -> HandState:
 
 def _blind(state: HandState, event: BlindPosted) -> HandState:
     state = _pay(state, event.seat, event.amount, bet=True)
-    changes = {"current_bet": max(state.current_bet, state.seat(event.seat).bet)}
+    changes = {"current_bet": max(state.current_bet, state.seat(event.seat).bet,
+                                  event.call_to or 0)}
     if event.blind in ("big", "straddle"):  # a straddle raises the bet, not the increment
         changes.update(full_bet=True, raise_size=state.options["big_blind"])
     return replace(state, **changes)
@@ -86,7 +87,8 @@ def _aggressive(state: HandState, event) -> HandState:
     """A bet, raise, completion or bring-in: the bet to match rises; a full one reopens the
     betting to every other seat."""
     full = getattr(event, "full", True) and type(event) is not BringInPosted
-    changes = {"current_bet": max(state.current_bet, event.to)}
+    changes = {"current_bet": max(state.current_bet, event.to,
+                                  getattr(event, "call_to", None) or 0)}
     if type(event) is not BringInPosted:  # a bet or raise, even one all in short of full
         changes["last_aggressor"] = event.seat
     if full:

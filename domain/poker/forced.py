@@ -9,7 +9,10 @@ see ``betting``).
   and the big blind is the round's opening bet.
 
 A player whose stack cannot cover a forced bet posts what it has (with ``all_in:
-forbidden`` the table deals in only players who cover the ante).
+forbidden`` the table deals in only players who cover the ante). The others then call
+the whole big blind (``short_forced_bet: full``, as cardrooms play it: the books are
+silent), or what it posted (``posted``, PHH's and PokerKit's rule); the same holds for a
+stud bring-in (``betting``).
 
 An imported hand posts exactly the document's forced bets, seat by seat
 (``HandState.source["forced"]``): antes of any size (a big blind or button ante),
@@ -35,10 +38,21 @@ def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
         stacks = {s.seat: s.stack - (min(ante, s.stack) if "ante" in forced else 0)
                   for s in state.seats}
         for seat, blind in zip(blind_seats(state), ("small", "big")):
-            amount = min(state.options[f"{blind}_blind"], stacks[seat])
+            nominal = state.options[f"{blind}_blind"]
+            amount = min(nominal, stacks[seat])
             if amount:
-                events.append(BlindPosted(seat=seat, amount=amount, blind=blind))
+                events.append(BlindPosted(seat=seat, amount=amount, blind=blind, call_to=(
+                    short_call_to(state, nominal, amount) if blind == "big" else None)))
     return events
+
+
+def short_call_to(state: HandState, nominal: int, posted: int) -> int | None:
+    """The bet the others must call after a forced bet of ``nominal`` posted as ``posted``,
+    where it is not what was posted: the whole forced bet, posted short at a table that
+    plays it in full. A hand whose options do not name ``short_forced_bet`` was played
+    before it: ``posted``."""
+    full = state.options.get("short_forced_bet", "posted") == "full"
+    return nominal if full and posted < nominal else None
 
 
 def blind_seats(state: HandState) -> tuple[int, int]:
@@ -57,9 +71,11 @@ def _as_written(state: HandState, forced: dict) -> list[Event]:
             events.append(AntePosted(seat=seat, amount=amount))
             stacks[seat] -= amount
     for position, seat in enumerate(_blind_order(state)):
-        if amount := min(blinds.get(str(seat), 0), stacks[seat]):
-            events.append(BlindPosted(seat=seat, amount=amount,
-                                      blind=("small", "big", "straddle")[min(position, 2)]))
+        written = blinds.get(str(seat), 0)
+        if amount := min(written, stacks[seat]):
+            blind = ("small", "big", "straddle")[min(position, 2)]
+            events.append(BlindPosted(seat=seat, amount=amount, blind=blind, call_to=(
+                short_call_to(state, written, amount) if blind == "big" else None)))
     return events
 
 

@@ -70,6 +70,11 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
         Option("all_in", "string", all_in, "forbidden: all bets must be covered (000): nobody is "
                "all in and a player short of a call adds chips or folds; side_pots: a player may "
                "go all in for less and side pots form (001)", allowed=("forbidden", "side_pots")),
+        Option("short_forced_bet", "string", "full", "a big blind or a bring-in posted all in "
+               "for less than its amount (the books are silent): full, the others call the "
+               "whole of it, as cardrooms play it; posted, they call what was posted, as PHH "
+               "and PokerKit play it and as hands played before this option were",
+               allowed=("full", "posted")),
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
                "pot: the high half, then the first winner to the left of the button (003)",
                allowed=("left_of_button",)),

@@ -31,7 +31,7 @@ from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem
 
 from domain import phh
 from domain.commands import Act, Showdown
-from domain.events import HandEnded
+from domain.events import BlindPosted, HandEnded
 from domain.poker import engine
 
 from tests.poker.play import act, play_out, start
@@ -343,6 +343,38 @@ def test_a_hand_played_by_rules_its_variant_code_lacks_is_written_under_variant_
         imported = phh.import_hand(text, 1)
         assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
             events[-1].stacks[str(seat)] for seat in order], (game, number)
+
+
+@pytest.mark.parametrize("rule, code", [("full", None), ("posted", "NT")])
+def test_a_short_big_blind_is_written_as_its_table_called_it(rule, code):
+    """A big blind posted all in for 30 of 50: called in full (``short_forced_bet: full``)
+    the hand is written under ``_variant`` (PHH calls what was posted, and so would replay
+    other amounts) and imports again as it was played; called as posted it is a standard
+    hand, which PokerKit replays to the same stacks, and which imports as posted."""
+    state, events = start([1000, 1000, 30, 1000], game="texas-holdem", button=1,
+                          structure="no-limit", short_forced_bet=rule)
+    for seat in (4, 1, 2):
+        state, called = act(state, seat, "call")
+        events += called
+    while state.status == "betting":
+        state, checked = act(state, state.to_act, "check")
+        events += checked
+    events += engine.decide(state, Showdown())
+    text = phh.export(events, {})
+    order = phh.player_order(events[0].seats, events[0].button)
+    stacks = [events[-1].stacks[str(seat)] for seat in order]
+    assert tomllib.loads(text).get("variant") == code
+    if code:
+        assert replayed_by_pokerkit(text) == stacks
+    imported = phh.import_hand(text, 1)
+    assert imported.options["short_forced_bet"] == rule
+    assert [e.call_to for e in imported.events if isinstance(e, BlindPosted)] == [
+        None, 50 if rule == "full" else None]
+    assert [imported.events[-1].stacks[str(n)] for n in range(1, 5)] == stacks
+    if code:  # any standard document: a hand another tool wrote has no _options
+        plain = {k: v for k, v in tomllib.loads(text).items() if k != "_options"}
+        imported = phh.import_hand(tomli_w.dumps(plain), 1)
+        assert [imported.events[-1].stacks[str(n)] for n in range(1, 5)] == stacks
 
 
 def test_a_hand_without_a_raise_cap_imports_again_with_none():

@@ -1,13 +1,16 @@
 """Betting structures, blinds and the raise rules, on hold'em and draw hands with scripted
 decks: each structure's limits, the min-raise rule, incomplete all-in raises, raise caps."""
 
+from functools import reduce
+
 import pytest
 
 from domain import games as registry
 from domain.errors import DomainError
-from domain.events import BlindPosted
+from domain.commands import Showdown, StartHand
+from domain.events import BetReturned, BlindPosted, PotAwarded
 from domain.poker import engine
-from tests.poker.play import act, start
+from tests.poker.play import act, options, start
 
 
 def legal(state, seat) -> dict:
@@ -44,6 +47,66 @@ def test_heads_up_the_button_posts_the_small_blind_and_acts_first_before_the_flo
     state, _ = act(state, 2, "call")
     state, _ = act(state, 1, "check")
     assert len(state.board) == 3 and state.to_act == 1  # the big blind acts first after
+
+
+def test_a_big_blind_posted_short_is_called_in_full_and_wins_only_what_it_matched():
+    """The books are silent: as cardrooms play it (``short_forced_bet: full``, the default),
+    the others call the whole big blind and raise from it; the short blind's pot holds
+    what each player matched of its 30."""
+    state, events = holdem([1000, 1000, 30, 1000], button=1, structure="no-limit")
+    blinds = [(e.seat, e.amount, e.call_to) for e in events if isinstance(e, BlindPosted)]
+    assert blinds == [(2, 25, None), (3, 30, 50)]
+    assert legal(state, 4)["call"] == {"type": "call", "amount": 50}
+    assert legal(state, 4)["raise"]["min"] == 100
+    for seat in (4, 1, 2):
+        state, _ = act(state, seat, "call")
+    assert [s.committed for s in state.seats] == [50, 50, 30, 50] and len(state.board) == 3
+    while state.status == "betting":
+        state, _ = act(state, state.to_act, "check")
+    pots = [(e.amount, e.eligible) for e in engine.decide(state, Showdown())
+            if isinstance(e, PotAwarded)]
+    assert pots == [(120, (1, 2, 3, 4)), (60, (1, 2, 4))]
+
+
+def test_a_table_may_have_a_short_big_blind_called_as_it_was_posted():
+    state, events = holdem([1000, 1000, 30, 1000], button=1, structure="no-limit",
+                           short_forced_bet="posted")
+    assert [e.call_to for e in events if isinstance(e, BlindPosted)] == [None, None]
+    assert legal(state, 4)["call"]["amount"] == 30 and legal(state, 4)["raise"]["min"] == 80
+
+
+def test_a_hand_whose_options_do_not_name_short_forced_bet_calls_what_was_posted():
+    """A hand started before the option was: its replay and its audit decide as it was
+    played."""
+    given = options("texas-holdem", structure="no-limit")
+    del given["short_forced_bet"]
+    state = engine.initial_state({"game": "texas-holdem", "options": given})
+    seats = tuple({"seat": n, "name": f"p{n}", "stack": stack, "player_id": f"id{n}"}
+                  for n, stack in enumerate([1000, 1000, 30, 1000], 1))
+    events = engine.decide(state, StartHand(hand_no=1, button=1, seats=seats,
+                                            server_seed="ab" * 32, client_seeds={}))
+    state = reduce(engine.evolve, events, state)
+    assert [e.call_to for e in events if isinstance(e, BlindPosted)] == [None, None]
+    assert legal(state, 4)["call"]["amount"] == 30
+
+
+@pytest.mark.parametrize("button_acts", [False, True])
+def test_a_player_who_covers_a_short_big_blind_and_is_left_to_act_alone_calls_nothing(
+        button_acts):
+    """Heads-up, a small blind of 25 against a big blind all in for 20 has nothing to call:
+    the hand runs out and the 5 nobody matched comes back. Three-handed, once the button
+    folds, the small blind calls the whole blind and what the short one cannot match comes
+    back too."""
+    if not button_acts:
+        state, events = holdem([20, 1000], button=2, structure="no-limit")
+    else:
+        state, events = holdem([1000, 1000, 30], button=1, structure="no-limit")
+        state, _ = act(state, 1, "fold")
+        assert legal(state, 2)["call"]["amount"] == 50 and "raise" not in legal(state, 2)
+        state, events = act(state, 2, "call")
+    returned = [(e.seat, e.amount) for e in events if isinstance(e, BetReturned)]
+    assert returned == ([(2, 20)] if button_acts else [(2, 5)])
+    assert state.status == "showdown_pending" and len(state.board) == 5
 
 
 def test_fixed_limit_bets_the_small_bet_then_the_big_bet_with_one_bet_and_three_raises():

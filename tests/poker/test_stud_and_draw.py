@@ -34,6 +34,21 @@ def test_the_lowest_up_card_brings_in_ties_broken_by_suit_clubs_lowest():
     assert state.betting_round == 2
 
 
+def test_a_bring_in_posted_short_is_called_in_full():
+    """Seat 2's 6 chips after the ante bring in all in; the others call the whole bring-in
+    of 10 (``short_forced_bet: full``), or 6 at a table that plays it as posted."""
+    for rule, call in (("full", 10), ("posted", 6)):
+        state, _ = stud([1000, 11, 1000], SEVEN, short_forced_bet=rule)
+        assert legal(state, 2) == {"bring_in": {"type": "bring_in", "amount": 6}}
+        state, events = act(state, 2, "bring_in")
+        assert events[0].call_to == (10 if rule == "full" else None)
+        assert legal(state, 3)["call"]["amount"] == call and "complete" in legal(state, 3)
+        state, _ = act(state, 3, "call")
+        state, _ = act(state, 1, "call")
+        assert state.betting_round == 2 and [s.committed for s in state.seats] == [
+            5 + call, 11, 5 + call]
+
+
 def test_the_best_hand_showing_opens_later_rounds_and_an_open_pair_allows_the_upper_limit():
     state, _ = stud([1000] * 3, SEVEN)
     state, _ = act(state, 2, "bring_in")
