@@ -524,8 +524,9 @@ def _null_options(document: dict) -> dict:
     return dict.fromkeys(names)
 
 
-# PHH's rules where tables choose otherwise: a short forced bet is called as it was posted
-_PHH_RULES = {"short_forced_bet": "posted"}
+# PHH's rules where tables choose otherwise: a short forced bet is called as it was posted,
+# and short all-ins that add up to a full raise reopen the betting
+_PHH_RULES = {"short_forced_bet": "posted", "short_all_ins_add_up": True}
 
 
 def _stake_options(document: dict, code: str) -> dict:

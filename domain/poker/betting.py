@@ -9,7 +9,9 @@ Amounts are totals for the round ("bet to", "raise to"); the structure
   full, and a player short of a call adds chips during the hand (``add_chips``, "game
   will be paused to accommodate buying more chips") or folds.
 * A full bet or raise reopens the betting to everyone. An all-in for less than a full
-  raise does not reopen it to players who have already acted: they may call or fold.
+  raise does not reopen it to players who have already acted: they may call or fold,
+  unless such all-ins together have raised the bet they acted on by a full raise
+  (``short_all_ins_add_up``: as cardrooms play it, where the books are silent).
 * ``max_raises`` caps the raises after the opening bet (null: no cap); no-limit has none.
   Nobody raises when every other player is all in: there would be no one to call it.
 * A player may fold at any turn, even with nothing to call (000's Example B folds at the
@@ -77,7 +79,7 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
         actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
-    elif (seat.may_raise and not _capped(state) and reach > state.current_bet
+    elif (_may_raise(state, seat, sizes) and not _capped(state) and reach > state.current_bet
           and any(s.can_act for s in state.seats if s.seat != seat.seat)):
         actions.append(_amounts("raise", sizes.raise_min, sizes.raise_max, sizes.step, reach,
                                 covered))
@@ -165,6 +167,15 @@ def _amounts(kind: str, low: int, high: int, step: int, reach: int, covered: boo
     if covered:
         return None
     return {"type": kind, "min": reach, "max": reach, "step": step, "all_in": reach}
+
+
+def _may_raise(state: HandState, seat: SeatState, sizes: structures.Sizes) -> bool:
+    """Whether the betting is open to ``seat``: it has not acted since the last full bet or
+    raise, or (``short_all_ins_add_up``) all-ins each short of a full raise have since
+    raised the bet it acted on by a full raise together. A hand whose options do not name
+    the option was played before it: a full bet or raise alone reopens the betting."""
+    return seat.may_raise or (state.options.get("short_all_ins_add_up", False)
+                              and state.current_bet - seat.bet >= sizes.raise_min - state.current_bet)
 
 
 def _bring_in_due(state: HandState) -> bool:

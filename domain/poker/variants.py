@@ -3,6 +3,11 @@
 Amounts are in points, the table's chip unit. Where a rule book gives dollars, the
 defaults keep its proportions (003's $1/$2 stud with a 25-cent ante becomes a small
 bet of 20, a big bet of 40 and an ante of 5).
+
+A rule added after hands were stored is an option (``split_chip``, ``short_forced_bet``,
+``short_all_ins_add_up``): a hand's options are resolved when it starts, so a hand whose
+options lack one was played before it, and the engine reads its absence as the rule it
+was played by. Its audit, which decides every move again, then still holds.
 """
 
 from __future__ import annotations
@@ -75,6 +80,11 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "whole of it, as cardrooms play it; posted, they call what was posted, as PHH "
                "and PokerKit play it and as hands played before this option were",
                allowed=("full", "posted")),
+        Option("short_all_ins_add_up", "boolean", True, "all-ins each short of a full raise "
+               "that together raise the bet a player acted on by a full raise reopen the "
+               "betting to that player, as cardrooms and PokerKit play it (the books are "
+               "silent); false: only a full bet or raise reopens it, as in hands played "
+               "before this option"),
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
                "pot: the high half, then the first winner to the left of the button (003)",
                allowed=("left_of_button",)),

@@ -79,10 +79,10 @@ DIFFERENCES = {
                                "engine counts the full raises only (betting.py: max_raises caps "
                                "the raises after the opening bet)",
     "short_all_in_reopens": "an all-in for less than a full bet or raise does not reopen the "
-                            "betting to a player who has already acted (betting.py); PokerKit "
-                            "reopens it after a short opening bet, after a short raise over the "
-                            "big blind (its full-raise size starts at 0 before the flop) and "
-                            "after short raises that add up to a full one",
+                            "betting to a player who has already acted, unless such all-ins add "
+                            "up to a full raise over the bet it acted on (betting.py); PokerKit "
+                            "also reopens it after a short opening bet and after a short raise "
+                            "over the big blind (its full-raise size starts at 0 before the flop)",
     "short_completion": "stud: after a completion all in for less than a full bet, ours lets the "
                         "next players complete to the full bet (betting.py: until someone "
                         "completes, the others call, complete or fold); PokerKit takes the short "
@@ -452,6 +452,18 @@ def test_pot_limit_minimum_raise_over_a_small_pot():
     assert mirror.observe(3)["raise_to"] == (62, 62)
     raise_ = next(a for a in engine.legal_actions(state, 3) if a["type"] == "raise")
     assert (raise_["min"], raise_["max"], raise_.get("all_in")) == (62, 62, None)
+
+
+@pytest.mark.parametrize("last_all_in", [260, 240])
+def test_short_all_ins_reopen_the_betting_where_they_add_up_to_a_full_raise(last_all_in):
+    """A raise to 150 (by 100), then all-ins to 200 and 260 (or 240): 110 (or 90) over the
+    raiser's bet, a full raise or not; both engines reopen the betting, or neither."""
+    moves = [(4, "raise", 150), (1, "raise", 200), (2, "raise", last_all_in), (3, "call", None)]
+    state, mirror = scripted("texas-holdem", [200, last_all_in, 1000, 1000], 1, moves,
+                             structure="no-limit")
+    raise_ = next((a for a in engine.legal_actions(state, 4) if a["type"] == "raise"), None)
+    ours = raise_ and (raise_["min"], raise_["max"])
+    assert ours == mirror.observe(4)["raise_to"] == ((360, 1000) if last_all_in == 260 else None)
 
 
 def test_no_zero_raise_after_a_short_open_pair_bet():

@@ -109,6 +109,24 @@ def test_a_player_who_covers_a_short_big_blind_and_is_left_to_act_alone_calls_no
     assert state.status == "showdown_pending" and len(state.board) == 5
 
 
+@pytest.mark.parametrize("last_all_in, rule, reopened", [
+    (260, True, True), (240, True, False), (260, False, False)])
+def test_short_all_ins_that_add_up_to_a_full_raise_reopen_the_betting(last_all_in, rule,
+                                                                       reopened):
+    """Seat 4 raises to 150, a raise of 100; all-ins to 200 and then 260 are each short of
+    a full raise, but together raise the 150 seat 4 acted on by 110: the betting is open
+    to it again (``short_all_ins_add_up``), not after 240 (90 together), nor at a table
+    where only a full raise reopens it."""
+    state, _ = holdem([200, last_all_in, 1000, 1000], button=1, structure="no-limit",
+                      short_all_ins_add_up=rule)
+    for seat, kind, amount in [(4, "raise", 150), (1, "raise", 200), (2, "raise", last_all_in),
+                               (3, "call", None)]:
+        state, _ = act(state, seat, kind, amount)
+    assert state.to_act == 4 and legal(state, 4)["call"]["amount"] == last_all_in
+    assert legal(state, 4).get("raise", {}).get("min") == (last_all_in + 100 if reopened
+                                                          else None)
+
+
 def test_fixed_limit_bets_the_small_bet_then_the_big_bet_with_one_bet_and_three_raises():
     state, _ = holdem([5000] * 3, button=1, structure="fixed-limit")
     assert legal(state, 1)["raise"] == {"type": "raise", "min": 100, "max": 100, "step": 50}
