@@ -42,11 +42,11 @@ def waiting_on(state: HandState) -> list[int]:
     seats = state.seats
     if sum(s.status != FOLDED for s in seats) <= 1:
         return []
-    able = sum(s.status == ACTIVE for s in seats)
-    top = max(s.bet for s in seats if s.status != FOLDED)
-    return [s.seat for s in seats if s.status == ACTIVE and (
-        (s.bet < state.current_bet and (able > 1 or s.bet < top))
-        or (not s.acted and able > 1))]
+    if sum(s.status == ACTIVE for s in seats) > 1:
+        return [s.seat for s in seats if s.status == ACTIVE and (
+            s.bet < state.current_bet or not s.acted)]
+    to_match = min(state.current_bet, max(s.bet for s in seats if s.status != FOLDED))
+    return [s.seat for s in seats if s.status == ACTIVE and s.bet < to_match]
 
 
 def round_complete(state: HandState) -> bool:
