@@ -6,8 +6,8 @@ from functools import reduce
 import pytest
 
 from domain import games as registry
-from domain.errors import DomainError
 from domain.commands import Showdown, StartHand
+from domain.errors import DomainError
 from domain.events import BetReturned, BlindPosted, PotAwarded
 from domain.poker import engine
 from tests.poker.play import act, options, start
@@ -91,7 +91,7 @@ def test_a_hand_whose_options_do_not_name_short_forced_bet_calls_what_was_posted
 
 
 @pytest.mark.parametrize("button_acts", [False, True])
-def test_a_player_who_covers_a_short_big_blind_and_is_left_to_act_alone_calls_nothing(
+def test_the_last_player_able_to_act_against_a_short_big_blind_gets_back_what_it_cannot_win(
         button_acts):
     """Heads-up, a small blind of 25 against a big blind all in for 20 has nothing to call:
     the hand runs out and the 5 nobody matched comes back. Three-handed, once the button
