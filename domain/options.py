@@ -11,6 +11,7 @@ game lists them, so a set must come before the options it fills in.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,16 +58,16 @@ class Option:
             return None
         if self.type == "integer":
             if not isinstance(value, int) or isinstance(value, bool):
-                raise _invalid(self, f"must be an integer, not {value!r}")
+                raise _invalid(self, f"must be an integer, not {_json(value)}")
             if self.minimum is not None and value < self.minimum:
                 raise _invalid(self, f"must be at least {self.minimum}")
             if self.maximum is not None and value > self.maximum:
                 raise _invalid(self, f"must be at most {self.maximum}")
         elif self.type == "boolean":
             if not isinstance(value, bool):
-                raise _invalid(self, f"must be true or false, not {value!r}")
+                raise _invalid(self, f"must be true or false, not {_json(value)}")
         elif not isinstance(value, str):
-            raise _invalid(self, f"must be a string, not {value!r}")
+            raise _invalid(self, f"must be a string, not {_json(value)}")
         if self.allowed is not None and value not in self.allowed:
             raise _invalid(self, f"must be one of {', '.join(self.allowed)}")
         return value
@@ -95,6 +96,11 @@ def resolve_options(options: tuple[Option, ...], given: dict[str, Any]) -> dict[
         for name, default in option.sets.get(value, {}).items():
             implied.setdefault(name, default)
     return resolved
+
+
+def _json(value: Any) -> str:
+    """A value as the client wrote it: in JSON (``null``, ``true``), not Python."""
+    return json.dumps(value, ensure_ascii=False, default=repr)
 
 
 def _invalid(option: Option, why: str) -> DomainError:

@@ -15,20 +15,21 @@ whose fourth street was opened at the upper limit under the open pair rule, whic
 stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is not the
 amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO; a
 hand whose big blind or bring-in was posted short and called in full, where PHH calls
-what was posted) is written with the standard fields and actions that apply, the game
-and its options in the user fields ``_variant`` and ``_options`` (and ``_options_null``,
-the options set to null, such as ``max_raises`` for no cap: TOML has no null), and no
-``variant``: a PHH tool then refuses it plainly instead of replaying it under rules that
-are not the hand's; so is a hand in which a player bought chips (where nobody may go all
-in, a player short of a bet may buy the chips to call it): they are listed in
-``_chips_bought``, each before the action it names, and PHH's stacks are fixed for the
-hand. A hand of a standard variant carries its options in ``_options`` too, and an import
-of such a document takes from them what PHH has no field for (the table's chip, by which
-split pots are divided; the raise cap), the standard fields winning where both say. An
-imported big blind or bring-in posted short is called as it was posted, as PHH plays it,
-unless a ``_variant`` document's ``_options`` say ``short_forced_bet: full``. Our own
-facts are user fields too: ``_table_id``, ``_hand_no``, ``_seed_commitment``,
-``_receipt``.
+what was posted; a hand in which all-ins short of a full raise that added up to one
+reopened the betting to a player who raised, as PokerKit does not always) is written
+with the standard fields and actions that apply, the game and its options in the user
+fields ``_variant`` and ``_options`` (and ``_options_null``, the options set to null,
+such as ``max_raises`` for no cap: TOML has no null), and no ``variant``: a PHH tool
+then refuses it plainly instead of replaying it under rules that are not the hand's; so
+is a hand in which a player bought chips (where nobody may go all in, a player short of
+a bet may buy the chips to call it): they are listed in ``_chips_bought``, each before
+the action it names, and PHH's stacks are fixed for the hand. A hand of a standard
+variant carries its options in ``_options`` too, and an import of such a document takes
+from them what PHH has no field for (the table's chip, by which split pots are divided;
+the raise cap), the standard fields winning where both say. An imported big blind or
+bring-in posted short is called as it was posted, as PHH plays it, unless a ``_variant``
+document's ``_options`` say ``short_forced_bet: full``. Our own facts are user fields
+too: ``_table_id``, ``_hand_no``, ``_seed_commitment``, ``_receipt``.
 
 Cards. A card the reader may not see is ``??``. An import takes the cards from the
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
@@ -62,7 +63,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            BettingRoundClosed, BlindPosted, BoardDealt, BringInPosted, CardsDealt,
                            CardsDrawn, ChipsBought, Event,
                            HandEnded, HandStarted, PlayerCalled, PlayerChecked, PlayerFolded,
-                           PlayerRaised, ShowdownEvaluated)
+                           PlayerRaised, ShowdownEvaluated, StreetStarted)
 from domain.frozen import replace
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
@@ -138,6 +139,8 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     if any(isinstance(event, (BlindPosted, BringInPosted)) and event.call_to
            for event in events):
         return None  # a forced bet posted short and called in full: PHH calls what was posted
+    if _reopened_by_short_all_ins(events):
+        return None  # PokerKit adds short all-ins up otherwise (and may refuse the raise)
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
@@ -146,6 +149,45 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     if blind and options.get("big_blind") != options.get(blind):
         return None  # the amount PHH opens at, which its import makes the big blind
     return code
+
+
+def _reopened_by_short_all_ins(events: list[Event]) -> bool:
+    """Whether a player raised again where PokerKit refuses it. All-ins short of a full
+    raise that add up to one over the bet a player acted on reopen the betting to it
+    (``short_all_ins_add_up``); PokerKit adds up only the short all-ins made one after
+    another since the last raise that was not all in, forgets them once they make a full
+    raise, and measures a full raise from 0 in each round (its ``State``)."""
+    stacks = {s["seat"]: s["stack"] for s in events[0].seats}
+    bets: dict[int, int] = {}
+    acted, shorts, full = set(), [], 0
+    for event in events:
+        if isinstance(event, StreetStarted) and event.kind == "bet":
+            acted, shorts, full = set(), [], 0
+        elif isinstance(event, BettingRoundClosed):
+            bets = {}
+        elif isinstance(event, (AntePosted, BlindPosted)):
+            stacks[event.seat] -= event.amount
+            if isinstance(event, BlindPosted):
+                bets[event.seat] = bets.get(event.seat, 0) + event.amount
+        elif isinstance(event, (BetReturned, ChipsBought)):
+            stacks[event.seat] += event.amount
+        elif isinstance(event, (PlayerChecked, PlayerCalled, PlayerFolded, BringInPosted,
+                                BetPlaced, PlayerRaised, BetCompleted)):
+            if isinstance(event, (BetPlaced, PlayerRaised, BetCompleted)):
+                if event.seat in acted and shorts and sum(shorts) < full:
+                    return True
+                raised = event.to - max(bets.values(), default=0)
+                if raised >= full:
+                    acted = set()
+                full = max(full, raised)
+                shorts = [*shorts, raised] if stacks[event.seat] == event.added else []
+                if sum(shorts) >= full:
+                    shorts = []
+            acted.add(event.seat)
+            if not isinstance(event, (PlayerChecked, PlayerFolded)):
+                stacks[event.seat] -= event.added
+                bets[event.seat] = event.to
+    return False
 
 
 def _open_pair_bet(events: list[Event], options: dict) -> bool:
@@ -798,6 +840,8 @@ def _command(game, state, line: _Line) -> Act:
         raise PhhRejected(line.index, f"cbr {digits[:20]}{'...' if len(digits) > 20 else ''}: "
                           f"cardroom takes amounts up to {MAX_CHIPS}")
     amount = int(digits)
+    if set(legal) == {"bring_in"} and amount == legal["bring_in"]["amount"]:
+        return Act(seat=seat, type="bring_in")  # all in: PokerKit calls it a completion too
     kind = next((k for k in ("complete", "bet", "raise") if k in legal), "raise")
     return Act(seat=seat, type=kind, amount=amount)
 

@@ -198,6 +198,11 @@ def test_unknown_tables_hands_and_bad_bodies(client, table):
                    "invalid_option")
     assert_problem(client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 9}),
                    422, "invalid_max_seats")
+    for value, shown in ((None, "null"), (True, "true"), (["full"], '["full"]')):
+        refused = client.post("/v1/tables", json={"game": "texas-holdem",
+                                                  "options": {"short_forced_bet": value}})
+        assert_problem(refused, 422, "invalid_option")  # the value as the client wrote it
+        assert refused.json["detail"].endswith(f"must be a string, not {shown}")
     assert_problem(client.post(f"/v1/tables/{table['id']}/players",
                                json={"name": "dee", "buy_in": 0}), 422, "invalid_request")
 

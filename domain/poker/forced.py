@@ -40,9 +40,10 @@ def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
         for seat, blind in zip(blind_seats(state), ("small", "big")):
             nominal = state.options[f"{blind}_blind"]
             amount = min(nominal, stacks[seat])
-            if amount:
-                events.append(BlindPosted(seat=seat, amount=amount, blind=blind, call_to=(
-                    short_call_to(state, nominal, amount) if blind == "big" else None)))
+            call_to = short_call_to(state, nominal, amount) if blind == "big" else None
+            if amount or call_to:  # a big blind whose ante took its stack still stands
+                events.append(BlindPosted(seat=seat, amount=amount, blind=blind,
+                                          call_to=call_to))
     return events
 
 
@@ -72,10 +73,11 @@ def _as_written(state: HandState, forced: dict) -> list[Event]:
             stacks[seat] -= amount
     for position, seat in enumerate(_blind_order(state)):
         written = blinds.get(str(seat), 0)
-        if amount := min(written, stacks[seat]):
-            blind = ("small", "big", "straddle")[min(position, 2)]
-            events.append(BlindPosted(seat=seat, amount=amount, blind=blind, call_to=(
-                short_call_to(state, written, amount) if blind == "big" else None)))
+        amount = min(written, stacks[seat])
+        blind = ("small", "big", "straddle")[min(position, 2)]
+        call_to = short_call_to(state, written, amount) if blind == "big" else None
+        if amount or call_to:
+            events.append(BlindPosted(seat=seat, amount=amount, blind=blind, call_to=call_to))
     return events
 
 

@@ -68,6 +68,20 @@ def test_a_big_blind_posted_short_is_called_in_full_and_wins_only_what_it_matche
     assert pots == [(120, (1, 2, 3, 4)), (60, (1, 2, 4))]
 
 
+@pytest.mark.parametrize("rule, to_call", [("full", 50), ("posted", 25)])
+def test_a_big_blind_whose_ante_took_its_whole_stack_still_stands_when_called_in_full(
+        rule, to_call):
+    """Seat 3's 10 chips all go to the ante: called in full, its big blind stands at 50 (as
+    it would with one chip left to post); called as posted there is none, and the small
+    blind's 25 is the bet."""
+    state, events = holdem([1000, 1000, 10, 1000], button=1, structure="no-limit", ante=10,
+                           short_forced_bet=rule)
+    blinds = [(e.seat, e.amount, e.call_to) for e in events if isinstance(e, BlindPosted)]
+    assert blinds == [(2, 25, None)] + ([(3, 0, 50)] if rule == "full" else [])
+    assert state.to_act == 4 and legal(state, 4)["call"]["amount"] == to_call
+    assert legal(state, 4)["raise"]["min"] == to_call + 50
+
+
 def test_a_table_may_have_a_short_big_blind_called_as_it_was_posted():
     state, events = holdem([1000, 1000, 30, 1000], button=1, structure="no-limit",
                            short_forced_bet="posted")
