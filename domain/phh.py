@@ -139,8 +139,8 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     if any(isinstance(event, (BlindPosted, BringInPosted)) and event.call_to
            for event in events):
         return None  # a forced bet posted short and called in full: PHH calls what was posted
-    if _reopened_by_short_all_ins(events):
-        return None  # PokerKit adds short all-ins up otherwise (and may refuse the raise)
+    if _raise_pokerkit_refuses(events):
+        return None  # a raise reopened by short all-ins that add up, as PokerKit's are not
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
@@ -151,7 +151,7 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
     return code
 
 
-def _reopened_by_short_all_ins(events: list[Event]) -> bool:
+def _raise_pokerkit_refuses(events: list[Event]) -> bool:
     """Whether a player raised again where PokerKit refuses it. All-ins short of a full
     raise that add up to one over the bet a player acted on reopen the betting to it
     (``short_all_ins_add_up``); PokerKit adds up only the short all-ins made one after

@@ -82,9 +82,8 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                allowed=("full", "posted")),
         Option("short_all_ins_add_up", "boolean", True, "all-ins each short of a full raise "
                "that together raise the bet a player acted on by a full raise reopen the "
-               "betting to that player, as cardrooms and PokerKit play it (the books are "
-               "silent); false: only a full bet or raise reopens it, as in hands played "
-               "before this option"),
+               "betting to that player, as cardrooms play it (the books are silent); false: "
+               "only a full bet or raise reopens it, as in hands played before this option"),
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
                "pot: the high half, then the first winner to the left of the button (003)",
                allowed=("left_of_button",)),
