@@ -174,8 +174,11 @@ def _may_raise(state: HandState, seat: SeatState, sizes: structures.Sizes) -> bo
     raise, or (``short_all_ins_add_up``) all-ins each short of a full raise have since
     raised the bet it acted on by a full raise together. A hand whose options do not name
     the option was played before it: a full bet or raise alone reopens the betting."""
-    return seat.may_raise or (state.options.get("short_all_ins_add_up", False)
-                              and state.current_bet - seat.bet >= sizes.raise_min - state.current_bet)
+    if seat.may_raise:
+        return True
+    full_raise = sizes.raise_min - state.current_bet
+    return (state.options.get("short_all_ins_add_up", False)
+            and state.current_bet - seat.bet >= full_raise)
 
 
 def _bring_in_due(state: HandState) -> bool:
