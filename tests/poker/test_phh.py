@@ -351,18 +351,9 @@ def test_a_short_big_blind_is_written_as_its_table_called_it(rule, code):
     the hand is written under ``_variant`` (PHH calls what was posted, and so would replay
     other amounts) and imports again as it was played; called as posted it is a standard
     hand, which PokerKit replays to the same stacks, and which imports as posted."""
-    state, events = start([1000, 1000, 30, 1000], game="texas-holdem", button=1,
-                          structure="no-limit", short_forced_bet=rule)
-    for seat in (4, 1, 2):
-        state, called = act(state, seat, "call")
-        events += called
-    while state.status == "betting":
-        state, checked = act(state, state.to_act, "check")
-        events += checked
-    events += engine.decide(state, Showdown())
-    text = phh.export(events, {})
-    order = phh.player_order(events[0].seats, events[0].button)
-    stacks = [events[-1].stacks[str(seat)] for seat in order]
+    text, stacks = checked_down([1000, 1000, 30, 1000], [(4, "call", None), (1, "call", None),
+                                                         (2, "call", None)],
+                                short_forced_bet=rule)
     assert tomllib.loads(text).get("variant") == code
     if code:
         assert replayed_by_pokerkit(text) == stacks
@@ -393,7 +384,19 @@ def test_a_raise_reopened_by_short_all_ins_is_standard_where_pokerkit_takes_it(
     so that hand is written under ``_variant``; all-ins to 130 and 150 over a raise to 100
     reopen it in both, and that hand is standard, which PokerKit replays to its stacks.
     Both import again to their stacks."""
-    state, events = start(stacks, game="texas-holdem", button=1, structure="no-limit")
+    text, final = checked_down(stacks, moves)
+    assert tomllib.loads(text).get("variant") == code
+    if code:
+        assert replayed_by_pokerkit(text) == final
+    imported = phh.import_hand(text, 1)
+    assert [imported.events[-1].stacks[str(n)] for n in range(1, len(stacks) + 1)] == final
+
+
+def checked_down(stacks, moves, **options) -> tuple[str, list[int]]:
+    """A no-limit hold'em hand (button 1) of these moves, checked down to its showdown: its
+    PHH document and its final stacks in PHH's order."""
+    state, events = start(stacks, game="texas-holdem", button=1, structure="no-limit",
+                          **options)
     for seat, kind, amount in moves:
         state, done = act(state, seat, kind, amount)
         events += done
@@ -401,14 +404,8 @@ def test_a_raise_reopened_by_short_all_ins_is_standard_where_pokerkit_takes_it(
         state, checked = act(state, state.to_act, "check")
         events += checked
     events += engine.decide(state, Showdown())
-    text = phh.export(events, {})
     order = phh.player_order(events[0].seats, events[0].button)
-    final = [events[-1].stacks[str(seat)] for seat in order]
-    assert tomllib.loads(text).get("variant") == code
-    if code:
-        assert replayed_by_pokerkit(text) == final
-    imported = phh.import_hand(text, 1)
-    assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == final
+    return phh.export(events, {}), [events[-1].stacks[str(seat)] for seat in order]
 
 
 def test_an_all_in_bring_in_written_as_a_completion_imports_as_the_bring_in():
