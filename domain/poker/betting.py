@@ -13,7 +13,8 @@ Amounts are totals for the round ("bet to", "raise to"); the structure
   unless such all-ins together have raised the bet they acted on by a full raise
   (``short_all_ins_add_up``: as cardrooms play it, where the books are silent).
 * ``max_raises`` caps the raises after the opening bet (null: no cap); no-limit has none.
-  Nobody raises when every other player is all in: there would be no one to call it.
+  Nobody raises, or completes a bring-in (``complete_needs_a_caller``), when every other
+  player is all in: there would be no one to call it.
 * A player may fold at any turn, even with nothing to call (000's Example B folds at the
   start of the second round).
 * Stud with a bring-in (003): the seat the cards name brings in (less than a full bet)
@@ -75,12 +76,14 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
                 if a is not None]
     actions = [{"type": "check"} if to_call <= 0 else _call_or_buy(state, seat, state.current_bet,
                                                                    covered)]
+    callers = any(s.can_act for s in state.seats if s.seat != seat.seat)
     if _completion_open(state):
-        actions.append(_completion(sizes, reach, state.current_bet, covered))
+        if callers or not options.get("complete_needs_a_caller", False):
+            actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
-    elif (_may_raise(state, seat, sizes) and not _capped(state) and reach > state.current_bet
-          and any(s.can_act for s in state.seats if s.seat != seat.seat)):
+    elif (callers and _may_raise(state, seat, sizes) and not _capped(state)
+          and reach > state.current_bet):
         actions.append(_amounts("raise", sizes.raise_min, sizes.raise_max, sizes.step, reach,
                                 covered))
     actions.append({"type": "fold"})

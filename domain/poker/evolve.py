@@ -68,7 +68,8 @@ def _street(state: HandState, event: StreetStarted) -> HandState:
     seats = _reopened(state.seats) if event.kind in ("bet", "draw") else state.seats
     return replace(state, street=event.street, status=STATUS[event.kind], awaiting=(),
                    seats=seats, betting_round=state.betting_round + betting,
-                   last_aggressor=None if betting else state.last_aggressor)
+                   last_aggressor=None if betting else state.last_aggressor,
+                   last_full_aggressor=None if betting else state.last_full_aggressor)
 
 
 def _action_on(state: HandState, event: ActionOn) -> HandState:
@@ -93,7 +94,7 @@ def _aggressive(state: HandState, event) -> HandState:
         changes["last_aggressor"] = event.seat
     if full:
         opening = type(event) in (BetPlaced, BetCompleted)
-        changes.update(full_bet=True,
+        changes.update(full_bet=True, last_full_aggressor=event.seat,
                        raise_size=event.to if opening else event.to - state.current_bet,
                        raises=state.raises + (type(event) is PlayerRaised))
         state = replace(state, seats=_reopened(state.seats))

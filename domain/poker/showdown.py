@@ -8,6 +8,9 @@
   any pot is not shown to the other players, but the last player to bet or raise shows
   (001: "the last player to raise shows his hand"). Off by default, as 000 shows every
   hand.
+* ``last_bettor_shows: false``, and a hand whose options lack it (played before it): only
+  a full bet or raise makes its player the last to bet, and ``muck_losers`` shows winners
+  only.
 * Each pot (``domain.pots``) goes to the best hand among the players eligible for it. In
   a high-low game it is split between the best high and the best qualifying low of the
   players eligible for that pot; with no qualifying low there, high takes it all (003).
@@ -39,18 +42,26 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
                      chip_unit(state), judge_name in SPLIT_POT)
               for number, pot in enumerate(build_pots(committed, set(judged)))]
     winners = {int(seat) for award in awards for seat in award.shares}
+    shows_anyway = state.last_aggressor if state.options.get("last_bettor_shows") else None
     shown = [seat for seat in showdown_order(state) if not state.options.get("muck_losers")
-             or seat in winners or seat == state.last_aggressor]
+             or seat in winners or seat == shows_anyway]
     hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
     return [ShowdownEvaluated(hands=hands), *awards]
 
 
 def showdown_order(state: HandState) -> list[int]:
-    start = state.last_aggressor
+    start = last_bettor(state)
     if start is None or not state.seat(start).in_hand:
         start = state.next_seat(state.button, lambda s: s.in_hand)
     ordered = sorted(state.in_hand(), key=lambda s: (s.seat < start, s.seat))
     return [s.seat for s in ordered]
+
+
+def last_bettor(state: HandState) -> int | None:
+    """Who bet or raised last in the final round (``last_bettor_shows``)."""
+    if state.options.get("last_bettor_shows", False):
+        return state.last_aggressor
+    return state.last_full_aggressor
 
 
 def chip_unit(state: HandState) -> int:

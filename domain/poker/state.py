@@ -53,7 +53,8 @@ class HandState:
     raise_size: int = 0  # the increment of the last full bet or raise in this round
     full_bet: bool = False  # a full opening bet (a big blind, a completion) stands
     raises: int = 0  # raises after the opening bet in this round
-    last_aggressor: int | None = None  # in this round
+    last_aggressor: int | None = None  # the last to bet or raise in this round
+    last_full_aggressor: int | None = None  # the last to make a full bet or raise in it
     first_bettor: int | None = None  # who opened the first betting round
     board: tuple[str, ...] = ()
     deck: tuple[str, ...] = ()  # the stub: undealt cards, top first

@@ -5,9 +5,10 @@ defaults keep its proportions (003's $1/$2 stud with a 25-cent ante becomes a sm
 bet of 20, a big bet of 40 and an ante of 5).
 
 A rule added after hands were stored is an option (``split_chip``, ``short_forced_bet``,
-``short_all_ins_add_up``): a hand's options are resolved when it starts, so a hand whose
-options lack one was played before it, and the engine reads its absence as the rule it
-was played by. Its audit, which decides every move again, then still holds.
+``short_all_ins_add_up``, ``last_bettor_shows``, ``complete_needs_a_caller``): a hand's
+options are resolved when it starts, so a hand whose options lack one was played before
+it, and the engine reads its absence as the rule it was played by. Its audit, which
+decides every move again, then still holds.
 """
 
 from __future__ import annotations
@@ -96,6 +97,11 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
         Option("muck_losers", "boolean", False, "a hand that can win no pot is not shown at the "
                "showdown, but the last to bet or raise shows (001, 003: losing hands may be "
                "mucked)"),
+        Option("last_bettor_shows", "boolean", True, "the last player to bet or raise in the "
+               "final round, all in short of a full bet or raise too (000: positive action), "
+               "shows first, and shows with muck_losers (001); false: only a full bet or raise "
+               "counts and muck_losers shows winners only, as in hands played before this "
+               "option"),
         REVEAL,
         Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
                "POST .../hands with {\"game\": id}"),
@@ -154,6 +160,10 @@ STUD_OPTIONS = (
            derived_from="half the small bet, below the first round's opening bet", **AMOUNT),
     Option("open_pair_big_bet", "boolean", False, "an open pair on fourth street allows the "
            "upper limit (003)"),
+    Option("complete_needs_a_caller", "boolean", True, "nobody completes the bring-in when "
+           "every other player is all in, as nobody raises then: no one could call it; false: "
+           "the completion is offered and what nobody called comes back, as in hands played "
+           "before this option"),
 )
 
 SEVEN_CARD_STUD = Variant(

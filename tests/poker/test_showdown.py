@@ -187,10 +187,22 @@ def test_the_last_aggressor_of_the_final_round_shows_first():
     assert order == [2, 3, 1]
 
 
-def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action():
+def played_before_last_bettor_shows(state):
+    """``state`` as a hand stored before the option came: its options do not name it."""
+    return replace(state, options={name: value for name, value in state.options.items()
+                                   if name != "last_bettor_shows"})
+
+
+@pytest.mark.parametrize("rule, first", [("option", 2), ("false", 1), ("stored before", 1)])
+def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action(rule, first):
     """000: "the player who was the last to take positive action (bet or raise) in the
-    final betting round must show first" (an all-in raise below the minimum too)."""
-    state, _ = start([1000, 400, 1000], game="texas-holdem", button=3)
+    final betting round must show first" (an all-in raise below the minimum too). With
+    ``last_bettor_shows: false``, or in a hand played before the option, only a full bet or
+    raise counted."""
+    state, _ = start([1000, 400, 1000], game="texas-holdem", button=3,
+                     last_bettor_shows=rule != "false")
+    if rule == "stored before":
+        state = played_before_last_bettor_shows(state)
     state, _ = act(state, 3, "fold")
     state, _ = act(state, 1, "call")
     state, _ = act(state, 2, "check")
@@ -200,14 +212,21 @@ def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action():
     state, _ = act(state, 1, "bet", 300)
     state, _ = act(state, 2, "raise", 350)  # all in: 50 more, short of a full raise
     state, _ = act(state, 1, "call")
-    assert showdown_order(state) == [2, 1]
+    assert showdown_order(state) == [first, 3 - first]
 
 
-def test_with_muck_losers_the_last_bettor_shows_though_they_lose():
-    """001: losing hands may be mucked, but "the last player to raise shows his hand"."""
+@pytest.mark.parametrize("rule, shown", [("option", [1, 2]), ("false", [2]),
+                                         ("stored before", [2])])
+def test_with_muck_losers_the_last_bettor_shows_though_they_lose(rule, shown):
+    """001: losing hands may be mucked, but "the last player to raise shows his hand".
+    With ``last_bettor_shows: false``, or in a hand played before the option, only winners
+    showed."""
     deck = stacked("texas-holdem", [1, 2, 3], {1: "3s 4d", 2: "As Ad", 3: "Qs Qd"},
                    "2c 7d 9h Js Kc")
-    state, _ = start([1000] * 3, game="texas-holdem", button=3, deck=deck, muck_losers=True)
+    state, _ = start([1000] * 3, game="texas-holdem", button=3, deck=deck, muck_losers=True,
+                     last_bettor_shows=rule != "false")
+    if rule == "stored before":
+        state = played_before_last_bettor_shows(state)
     state, _ = act(state, 3, "fold")
     state, _ = act(state, 1, "call")
     state, _ = act(state, 2, "check")
@@ -218,4 +237,4 @@ def test_with_muck_losers_the_last_bettor_shows_though_they_lose():
     state, _ = act(state, 2, "call")
     _, events = settle(state)
     (evaluated,) = [e for e in events if isinstance(e, ShowdownEvaluated)]
-    assert [h["seat"] for h in evaluated.hands] == [1, 2]
+    assert [h["seat"] for h in evaluated.hands] == shown

@@ -1,7 +1,11 @@
 """Stud's openers and bring-in, the community river, the draw's rule sets and running out of
 cards, with scripted decks."""
 
+import pytest
+
+from domain.errors import DomainError
 from domain.events import BoardDealt, CardsDealt, StubReshuffled
+from domain.frozen import replace
 from domain.poker import engine
 from tests.poker.play import act, stacked, start
 
@@ -47,6 +51,29 @@ def test_a_bring_in_posted_short_is_called_in_full():
         state, _ = act(state, 1, "call")
         assert state.betting_round == 2 and [s.committed for s in state.seats] == [
             5 + call, 11, 5 + call]
+
+
+def test_nobody_completes_the_bring_in_when_every_other_player_is_all_in():
+    """Seat 2 brings in all in; seat 1, heads-up, may call or fold, as nobody raises with no
+    one left to call. A hand played before ``complete_needs_a_caller`` (its options do not
+    name it) offered the completion, and its audit still finds it legal."""
+    hands = {1: SEVEN[1], 2: SEVEN[2]}
+    for before in (False, True):
+        state, _ = stud([1000, 11], hands, button=2)
+        if before:
+            state = replace(state, options={name: value for name, value in
+                                            state.options.items()
+                                            if name != "complete_needs_a_caller"})
+        state, _ = act(state, 2, "bring_in")
+        assert ("complete" in legal(state, 1)) is before
+        if before:
+            continue
+        with pytest.raises(DomainError) as refused:
+            act(state, 1, "complete")
+        assert refused.value.code == "illegal_action"
+    state, _ = stud([1000, 11, 1000], SEVEN)  # a third player can still call: offered
+    state, _ = act(state, 2, "bring_in")
+    assert "complete" in legal(state, 3)
 
 
 def test_the_best_hand_showing_opens_later_rounds_and_an_open_pair_allows_the_upper_limit():
