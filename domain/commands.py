@@ -11,7 +11,7 @@ from dataclasses import dataclass
 class CreateTable:
     game: str
     options: dict
-    max_seats: int
+    max_seats: int | None  # None: as many as the game seats under its options
     admin_token_hash: str
     auditor_token_hash: str
     next_seed_commitment: str

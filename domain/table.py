@@ -179,12 +179,16 @@ def _create(state: TableState, command: CreateTable) -> TableCreated:
     if state.created:
         raise DomainError("table_exists", "this table already exists")
     game = game_of(command.game)
-    if not game.min_players <= command.max_seats <= game.max_players:
+    options = game.resolve_options(command.options)
+    most = game.max_seats(options)
+    seats = most if command.max_seats is None else command.max_seats
+    if not game.min_players <= seats <= most:
+        under = f" under rules {options['rules']}" if most < game.max_players else ""
         raise DomainError("invalid_max_seats", f"{game.name} seats {game.min_players} "
-                          f"to {game.max_players} players, not {command.max_seats}")
-    return TableCreated(game=command.game, options=game.resolve_options(command.options),
+                          f"to {most} players{under}, not {seats}")
+    return TableCreated(game=command.game, options=options,
                         requested=dict(command.options),
-                        max_seats=command.max_seats, admin_token_hash=command.admin_token_hash,
+                        max_seats=seats, admin_token_hash=command.admin_token_hash,
                         auditor_token_hash=command.auditor_token_hash,
                         next_seed_commitment=command.next_seed_commitment,
                         imports=command.imports)

@@ -101,8 +101,6 @@ class Cardroom(Reads):
         finds the table its first copy made and is answered its tokens again."""
         table_id = self._new_table_id(client_key)
         admin, auditor = self.keys.token("admin", table_id), self.keys.token("auditor", table_id)
-        seats = max_seats if max_seats is not None else (
-            GAMES[game].max_players if game in GAMES else 0)
         idem = _idempotency(table_id, "create", client_key)
 
         def answer(remembered: dict) -> dict:
@@ -111,11 +109,11 @@ class Cardroom(Reads):
 
         def attempt():
             events = table_rules.decide(table_rules.initial_state(), CreateTable(
-                game=game, options=options, max_seats=seats,
+                game=game, options=options, max_seats=max_seats,
                 admin_token_hash=hash_token(admin), auditor_token_hash=hash_token(auditor),
                 next_seed_commitment=self.keys.seed_commitment(table_id, 1)))
             remembered = _as_remembered({
-                "game": game, "max_seats": seats, "options": events[0].options,
+                "game": game, "max_seats": events[0].max_seats, "options": events[0].options,
                 "next_seed_commitment": events[0].next_seed_commitment})
             try:
                 written = self.store.append(

@@ -207,6 +207,20 @@ def test_unknown_tables_hands_and_bad_bodies(client, table):
                                json={"name": "dee", "buy_in": 0}), 422, "invalid_request")
 
 
+def test_house_stud_seats_two_to_six_players_as_its_rule_book_says(client):
+    """000: Seven Card Stud, "2-6 Players"; 003's cardroom stud seats eight (it deals a
+    community river when the deck runs short)."""
+    def created(**asked):
+        return client.post("/v1/tables", json={"game": "seven-card-stud", **asked})
+    assert created(options={"rules": "house"}).json["max_seats"] == 6
+    refused = created(options={"rules": "house"}, max_seats=7)
+    assert_problem(refused, 422, "invalid_max_seats")
+    assert "2 to 6 players under rules house" in refused.json["detail"]
+    assert created(options={"rules": "house"}, max_seats=2).json["max_seats"] == 2
+    assert created().json["max_seats"] == created(options={"rules": "cardroom"},
+                                                  max_seats=8).json["max_seats"] == 8
+
+
 def test_a_stale_expected_version_gets_409_with_the_current_version(client, table):
     hand_no = start_hand(client, table)
     version = read(client, table, hand_no)["version"]

@@ -29,6 +29,11 @@ class PokerGame:
     def catalog_entry(self) -> dict:
         return self.variant.catalog_entry()
 
+    def max_seats(self, options: dict) -> int:
+        """The most players a table of these options seats (its rule book's number)."""
+        return dict(self.variant.max_players_by_rules).get(options.get("rules"),
+                                                           self.max_players)
+
     def resolve_options(self, given: dict) -> dict:
         options = resolve_options(self.options, given)
         problem = contradiction(options)

@@ -63,6 +63,7 @@ class Variant:
     judge: str = "high"  # a name in ``judging.JUDGES``
     deck: tuple[Card, ...] = STANDARD_DECK
     rules: str = ""  # which rule books the defaults come from
+    max_players_by_rules: tuple[tuple[str, int], ...] = ()  # (a ``rules`` value, its most)
 
     def catalog_entry(self) -> dict:
         return {"id": self.id, "name": self.name, "min_players": self.min_players,

@@ -173,8 +173,9 @@ SEVEN_CARD_STUD = Variant(
     options=(
         Option("rules", "string", "cardroom", "the rule book the other defaults come from: "
                "house (000: antes, best hand showing opens, house limits doubled in the last "
-               "round, all bets covered); cardroom (003: bring-in by the lowest up card, fixed "
-               "limit, open pair rule); club (001: lowest up card opens, then highest cards)",
+               "round, all bets covered, 2 to 6 players); cardroom (003: bring-in by the "
+               "lowest up card, fixed limit, open pair rule); club (001: lowest up card "
+               "opens, then highest cards)",
                allowed=("house", "cardroom", "club"), sets={
                    "house": {"structure": "house", "ante": 25, "bring_in": 0,
                              "first_opener": "best_hand_showing",
@@ -191,7 +192,8 @@ SEVEN_CARD_STUD = Variant(
         opener("first_opener", "lowest_up_card_suit", "third street"),
         opener("later_opener", "best_hand_showing", "the later rounds"),
     ),
-    rules="000 (house), 001 (club), 003 (cardroom)")
+    rules="000 (house), 001 (club), 003 (cardroom)",
+    max_players_by_rules=(("house", 6),))  # 000: "2-6 Players"; 003 deals eight
 
 FIVE_CARD_STUD = Variant(
     id="five-card-stud", name="Five Card Stud", min_players=2, max_players=10,
