@@ -212,6 +212,9 @@ def test_house_stud_seats_two_to_six_players_as_its_rule_book_says(client):
     community river when the deck runs short)."""
     def created(**asked):
         return client.post("/v1/tables", json={"game": "seven-card-stud", **asked})
+    games = {game["id"]: game for game in client.get("/v1/games").json["games"]}
+    assert games["seven-card-stud"]["max_players_by_rules"] == {"house": 6}
+    assert "max_players_by_rules" not in games["five-card-stud"]
     assert created(options={"rules": "house"}).json["max_seats"] == 6
     refused = created(options={"rules": "house"}, max_seats=7)
     assert_problem(refused, 422, "invalid_max_seats")

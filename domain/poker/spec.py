@@ -66,6 +66,9 @@ class Variant:
     max_players_by_rules: tuple[tuple[str, int], ...] = ()  # (a ``rules`` value, its most)
 
     def catalog_entry(self) -> dict:
-        return {"id": self.id, "name": self.name, "min_players": self.min_players,
-                "max_players": self.max_players, "rules": self.rules,
-                "options": [o.to_dict() for o in self.options]}
+        entry = {"id": self.id, "name": self.name, "min_players": self.min_players,
+                 "max_players": self.max_players, "rules": self.rules,
+                 "options": [o.to_dict() for o in self.options]}
+        if self.max_players_by_rules:
+            entry["max_players_by_rules"] = dict(self.max_players_by_rules)
+        return entry

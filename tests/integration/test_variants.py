@@ -392,11 +392,12 @@ def play_table(room: Room, rng: random.Random, game_id: str, options: dict, play
 def test_random_hands_agree_with_the_engine(room, catalog, case):
     game_id, options = case
     entry = catalog[game_id]
+    most = entry.get("max_players_by_rules", {}).get(options.get("rules"), entry["max_players"])
     rng = random.Random(f"{SEED}:{room.name}:{case_id(case)}")
     stats, offers = Counter(), Offers()
     for number in range(TABLES):
-        players = {0: entry["min_players"], 1: entry["max_players"]}.get(
-            number, rng.randint(entry["min_players"], entry["max_players"]))
+        players = {0: entry["min_players"], 1: most}.get(
+            number, rng.randint(entry["min_players"], most))
         play_table(room, rng, game_id, options, players, stats, offers,
                    showdown_first=number == 0)
     # What was played (shown with -s, or when the case fails).
