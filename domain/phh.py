@@ -35,7 +35,9 @@ Cards. A card the reader may not see is ``??``. An import takes the cards from t
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
 exactly the document's cards. A card the document leaves unknown (``??``) in a hand
 that never shows it is filled with a card the document does not name; the fillers
-are listed in ``source["unknown"]``. A hand shown at the showdown must be known.
+are listed in ``source["unknown"]``. A hand shown at the showdown must be known. A hand
+mucked at the showdown (``sm`` without cards) concedes, as PHH plays it: it is not judged,
+shown or paid (its seat is listed in ``source["mucked"]``).
 Amounts. Chips here are whole. A document whose amounts have decimals (stakes in
 dollars and cents, or a split pot's half chip) is counted in its smallest unit: with
 two decimals, one chip of the import is 0.01. ``source["scale"]`` records the factor
@@ -421,6 +423,9 @@ def import_hand(text: str, hand_no: int) -> Imported:
     source = {"format": "phh", "forced": _forced(document, count)}
     if scale != 1:
         source["scale"] = scale
+    mucked = sorted({int(line.actor) for line in lines if line.verb == "sm" and _mucks(line)})
+    if mucked:
+        source["mucked"] = mucked
     game = game_of(game_id)
     deck, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
     events = _replay(game, options, StartHand(
@@ -806,7 +811,10 @@ def _replay(game, options, opening: StartHand, lines: list[_Line], step) -> list
         state = reduce(game.evolve, decided, state)
         history += decided
     if game.job_owed(state):
-        state, decided = step(state, Showdown(), None)
+        try:
+            state, decided = step(state, Showdown(), None)
+        except ValueError as error:  # every hand that could win a pot mucked
+            raise PhhRejected(None, str(error)) from None
         state = reduce(game.evolve, decided, state)
         history += decided
     if state.status != "ended":
@@ -846,8 +854,13 @@ def _command(game, state, line: _Line) -> Act:
     return Act(seat=seat, type=kind, amount=amount)
 
 
+def _mucks(line: _Line) -> bool:
+    """Whether an ``sm`` line mucks the hand (shows no cards)."""
+    return not line.args or line.args[0] == "-"
+
+
 def _check_shown(state, line: _Line) -> None:
-    if not line.args or line.args[0] == "-":
+    if _mucks(line):
         return
     held = state.seat(int(line.actor)).cards
     if any(card not in held for card in _cards(line.args[0], line.index) if card != UNKNOWN):

@@ -8,6 +8,9 @@
   any pot is not shown to the other players, but the last player to bet or raise shows
   (001: "the last player to raise shows his hand"). Off by default, as 000 shows every
   hand.
+* A hand imported from PHH may muck at the showdown (``sm`` without cards): its seat,
+  listed in ``HandStarted.source["mucked"]``, concedes, as PHH plays it: it is not
+  judged, shown or paid, and a pot that only mucked hands could win is refused.
 * ``last_bettor_shows: false``, and a hand whose options lack it (played before it): only
   a full bet or raise makes its player the last to bet, and ``muck_losers`` shows winners
   only.
@@ -35,18 +38,31 @@ MONEY_OPTIONS = ("ante", "small_blind", "big_blind", "bring_in", "small_bet", "b
 
 
 def showdown(state: HandState, judge_name: str) -> list[Event]:
-    judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()}
+    mucked = set(state.source.get("mucked", ()))
+    judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()
+              if s.seat not in mucked}
     left_first = [s.seat for s in state.from_left_of_button()]
     committed = {s.seat: s.committed for s in state.seats}
-    awards = [_award(number, pot.amount, pot.eligible, judged, left_first,
+    pots = build_pots(committed, {s.seat for s in state.in_hand()})
+    awards = [_award(number, pot.amount, _contesting(pot.eligible, mucked), judged, left_first,
                      chip_unit(state), judge_name in SPLIT_POT)
-              for number, pot in enumerate(build_pots(committed, set(judged)))]
+              for number, pot in enumerate(pots)]
     winners = {int(seat) for award in awards for seat in award.shares}
     shows_anyway = state.last_aggressor if state.options.get("last_bettor_shows") else None
-    shown = [seat for seat in showdown_order(state) if not state.options.get("muck_losers")
-             or seat in winners or seat == shows_anyway]
+    shown = [seat for seat in showdown_order(state) if seat not in mucked and (
+        not state.options.get("muck_losers") or seat in winners or seat == shows_anyway)]
     hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
     return [ShowdownEvaluated(hands=hands), *awards]
+
+
+def _contesting(eligible: tuple[int, ...], mucked: set[int]) -> tuple[int, ...]:
+    """The players still contesting a pot once the hands mucked at the showdown are out (a
+    PHH import refuses a pot nobody contests)."""
+    contesting = tuple(seat for seat in eligible if seat not in mucked)
+    if not contesting:
+        raise ValueError("every player who could win a pot mucked their hand at the showdown "
+                         f"(seats {', '.join(map(str, eligible))})")
+    return contesting
 
 
 def showdown_order(state: HandState) -> list[int]:

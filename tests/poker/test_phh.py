@@ -230,6 +230,32 @@ def test_an_illegal_document_is_refused_at_its_move(change, index, reason):
     assert reason in refused.value.message
 
 
+MUCKED = """variant = "NT"
+antes = [0, 0, 0]
+blinds_or_straddles = [1, 2, 0]
+min_bet = 2
+starting_stacks = [100, 100, 100]
+actions = ["d dh p1 ????", "d dh p2 Kh3d", "d dh p3 ????", "p3 f", "p1 cc", "p2 cc",
+           "d db Th4dJc", "p1 cc", "p2 cc", "d db 7s", "p1 cc", "p2 cc", "d db 9h",
+           "p1 cc", "p2 cc", "p1 sm", "p2 sm Kh3d"]
+"""
+
+
+def test_a_hand_mucked_at_the_showdown_concedes_and_is_never_shown():
+    """p1 mucks its unknown cards: the cards filled in for them (a pair of deuces, which
+    would beat p2's king high) are not judged, shown or paid; p2's king high wins, as PHH
+    and PokerKit play it. With every hand mucked, the document is refused."""
+    imported = phh.import_hand(MUCKED, 1)
+    assert imported.events[0].source["mucked"] == [1]
+    (evaluated,) = [e for e in imported.events if e.type == "ShowdownEvaluated"]
+    assert [h["seat"] for h in evaluated.hands] == [2]
+    assert imported.events[-1].stacks == {"1": 98, "2": 102, "3": 100}
+    assert '"p1 sm"' in phh.export(imported.events, {})
+    with pytest.raises(phh.PhhRejected) as refused:
+        phh.import_hand(MUCKED.replace('"p2 sm Kh3d"', '"p2 sm"'), 1)
+    assert "mucked" in refused.value.message
+
+
 def test_recorded_finishing_stacks_the_replay_does_not_reach_are_reported():
     text = (DATA / "pluribus-100-0.phh").read_text().replace("10310, 9900", "10300, 9910")
     with pytest.raises(Exception) as refused:
