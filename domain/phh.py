@@ -67,6 +67,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            HandEnded, HandStarted, PlayerCalled, PlayerChecked, PlayerFolded,
                            PlayerRaised, ShowdownEvaluated, StreetStarted)
 from domain.frozen import replace
+from domain.names import MAX_LENGTH, name_problem
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
 from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
@@ -408,6 +409,11 @@ def import_hand(text: str, hand_no: int) -> Imported:
     names = document.get("players") or [f"p{i}" for i in range(1, count + 1)]
     if len(names) != count:
         raise PhhRejected(None, f"players names {len(names)} players, starting_stacks {count}")
+    for name in map(str, names):
+        problem = (f"a name has at most {MAX_LENGTH} characters" if len(name) > MAX_LENGTH
+                   else name_problem(name))
+        if problem:
+            raise PhhRejected(None, f"players: {name[:MAX_LENGTH]!r}: {problem}")
     seats = tuple({"seat": i + 1, "name": str(names[i]),
                    "stack": _chips(s, "starting_stacks", MAX_CHIPS), "player_id": ""}
                   for i, s in enumerate(document["starting_stacks"]))

@@ -3,11 +3,10 @@ outside sane bounds are refused before any command is built."""
 
 from __future__ import annotations
 
-import unicodedata
-
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from domain.cards import InvalidCard, parse_card
+from domain.names import MAX_LENGTH, name_problem
 from domain.options import MAX_AMOUNT, MAX_CHIPS
 
 MAX_VERSION = 2**53  # far beyond any stream, and within a Redis stream id
@@ -38,28 +37,10 @@ class CreateTable(Strict):
                                load_default=None)
 
 
-# bidirectional controls: a name holding one could show as another name, reversed
-_BIDI_CONTROLS = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-# letters and symbols that show as nothing (Hangul fillers, the blank Braille pattern)
-_BLANKS = set("\u115f\u1160\u3164\uffa0\u2800")
-
-
 def _player_name(value: str) -> None:
-    """A name shown to the other players as it is: no control character (a NUL, a line
-    or paragraph break) or bidirectional control, a visible character at least, and
-    none that does not show at either end (a space, a zero-width one)."""
-    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS
-           for c in value):
-        raise ValidationError("a name may not hold a control character")
-    if not any(_shows(c) for c in value):
-        raise ValidationError("a name needs a visible character")
-    if not (_shows(value[0]) and _shows(value[-1])):
-        raise ValidationError("a name may not begin or end with a space or another "
-                              "character that does not show")
-
-
-def _shows(character: str) -> bool:
-    return unicodedata.category(character)[0] not in "ZC" and character not in _BLANKS
+    problem = name_problem(value)
+    if problem:
+        raise ValidationError(problem)
 
 
 def _client_seed(**kwargs):
@@ -67,7 +48,7 @@ def _client_seed(**kwargs):
 
 
 class JoinTable(Strict):
-    name = fields.String(required=True, validate=[validate.Length(min=1, max=40), _player_name])
+    name = fields.String(required=True, validate=[validate.Length(min=1, max=MAX_LENGTH), _player_name])
     buy_in = _amount(required=True)
     client_seed = _client_seed(load_default="")
 

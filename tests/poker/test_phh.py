@@ -256,6 +256,15 @@ def test_a_hand_mucked_at_the_showdown_concedes_and_is_never_shown():
     assert "mucked" in refused.value.message
 
 
+@pytest.mark.parametrize("name, reason", [("p\x00", "control character"), (" ", "visible"),
+                                          ("x" * 41, "at most 40")])
+def test_a_player_name_the_api_would_refuse_is_refused(name, reason):
+    document = tomllib.loads(MUCKED)
+    with pytest.raises(phh.PhhRejected) as refused:
+        phh.import_hand(tomli_w.dumps({**document, "players": ["Ann", name, "Bo"]}), 1)
+    assert reason in refused.value.message
+
+
 def test_recorded_finishing_stacks_the_replay_does_not_reach_are_reported():
     text = (DATA / "pluribus-100-0.phh").read_text().replace("10310, 9900", "10300, 9910")
     with pytest.raises(Exception) as refused:
