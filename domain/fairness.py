@@ -443,6 +443,8 @@ def main(argv: list[str] | None = None) -> int:
     for check in checks:
         verdict = "skip" if check.get("skipped") else "ok  " if check["ok"] else "FAIL"
         print(_printable(f"{verdict} {check['name']}: {check['detail']}"))
+    print("note: the hand beside each event (its \"state\") is the service's view of the "
+          "events, neither chained nor signed: what is verified is the events")
     failed = next((c for c in checks if not c["ok"]), None)
     if failed:
         print("\nnot verified: " + _printable(failed["detail"]), file=sys.stderr)

@@ -18,8 +18,9 @@
   a high-low game it is split between the best high and the best qualifying low of the
   players eligible for that pot; with no qualifying low there, high takes it all (003).
   One hand may win both halves. Each half splits again on ties.
-* Odd chips (003; ``odd_chip: left_of_button``): a split's indivisible chip goes to the
-  high half, and within a half to the first winner to the left of the button. The chip
+* Odd chips (``odd_chip: left_of_button``): a split's indivisible chip goes to the high
+  half (as cardrooms play it: 003 is silent on halves), and within a half to the first
+  winner to the left of the button (003: "the player immediately to the left"). The chip
   (``split_chip``, see ``chip_unit``) is the smallest the hand needed: with bets of any
   size (no-limit, an all-in for an odd amount) a chip of 1, so a pot splits equally.
 """

@@ -15,7 +15,9 @@ and the raise cap are the betting module's.
 * ``fixed-limit`` (003, 004): bets and raises of exactly ``small_bet``, then
   ``big_bet`` from the ``big_bet_round``. With ``open_pair_big_bet`` (003), an open
   pair on fourth street (the second round) lets the opening bet be either size,
-  and raises follow the size opened.
+  and raises follow the size opened. 003 ("all players have the option to bet the
+  higher limit") does not say whether a raise may go to the upper limit after a lower
+  opening bet; here it may not: whoever wants the upper limit opens with it.
 * ``spread-limit``: any bet or raise from ``min_bet`` up to ``small_bet`` (lower
   rounds) or ``big_bet`` (upper rounds).
 * ``club`` (001): spread-limit with the club's defaults: ante 1, minimum bet 1,

@@ -86,7 +86,8 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "betting to that player, as cardrooms play it (the books are silent); false: "
                "only a full bet or raise reopens it, as in hands played before this option"),
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
-               "pot: the high half, then the first winner to the left of the button (003)",
+               "pot: the high half (as cardrooms play it), then the first winner to the left of "
+               "the button (003)",
                allowed=("left_of_button",)),
         Option("split_chip", "string", "hand", "the chip a split pot is divided in (004: "
                "equally, but for the odd chip): hand, the largest chip every amount of the "
