@@ -26,6 +26,7 @@ from domain import table as table_rules
 from domain.errors import DomainError
 from domain.events import (ChipsBought, Event, HandEnded, HandImported, HandOpened, HandSettled,
                            HandStarted, PotAwarded)
+from domain.frozen import replace
 from domain.games import game as game_of
 
 
@@ -121,11 +122,26 @@ def _replay_legality(events, server_seed) -> str | None:
         command = _command_at(game, events, position, server_seed)
         if command is None:
             return f"event {position + 1} ({events[position].type}) records no move"
-        decided = game.decide(state, command)
-        if list(events[position:position + len(decided)]) != decided:
+        decided = _decided(game, state, command, events, position)
+        if decided is None:
             return f"event {position + 1} ({events[position].type}) is not what the rules decide"
         state = reduce(game.evolve, decided, state)
         position += len(decided)
+    return None
+
+
+def _decided(game, state, command, events, position) -> list[Event] | None:
+    """What the rules decide for ``command``, if the events from ``position`` begin with it:
+    by the hand's options, or by an earlier rule (``game.earlier_rules``) of an option they
+    lack."""
+    decided = game.decide(state, command)
+    if list(events[position:position + len(decided)]) == decided:
+        return decided
+    for rule in game.earlier_rules:
+        if not any(name in state.options for name in rule):
+            decided = game.decide(replace(state, options={**state.options, **rule}), command)
+            if list(events[position:position + len(decided)]) == decided:
+                return decided
     return None
 
 

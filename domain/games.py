@@ -23,6 +23,7 @@ class Game(Protocol):
     min_players: int
     max_players: int
     options: tuple[Option, ...]
+    earlier_rules: tuple[dict, ...]  # options a hand that lacks them may have played by
 
     def catalog_entry(self) -> dict: ...
     def max_seats(self, options: dict) -> int: ...

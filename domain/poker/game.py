@@ -51,6 +51,10 @@ class PokerGame:
     hidden_values = staticmethod(poker_view.hidden_values)
     visible_openings = staticmethod(poker_view.visible_openings)
 
+    # Rules a hand whose options lack the option may have been played by: the option came
+    # after the rule it defaults to, which replaced this one (``showdown``).
+    earlier_rules = ({"last_bettor_shows": False},)
+
     @staticmethod
     def job_owed(state: HandState) -> bool:
         return state.status == "showdown_pending"

@@ -11,9 +11,11 @@
 * A hand imported from PHH may muck at the showdown (``sm`` without cards): its seat,
   listed in ``HandStarted.source["mucked"]``, concedes, as PHH plays it: it is not
   judged, shown or paid, and a pot that only mucked hands could win is refused.
-* ``last_bettor_shows: false``, and a hand whose options lack it (played before it): only
-  a full bet or raise makes its player the last to bet, and ``muck_losers`` shows winners
-  only.
+* ``last_bettor_shows: false``: only a full bet or raise makes its player the last to
+  bet, and ``muck_losers`` shows winners only, as the engine played every hand until 24
+  November. The rule above came before the option did, so a hand whose options lack it
+  plays by that rule, and its audit also takes a showdown decided the earlier way
+  (``PokerGame.earlier_rules``): the two rules pay alike and differ only in who shows.
 * Each pot (``domain.pots``) goes to the best hand among the players eligible for it. In
   a high-low game it is split between the best high and the best qualifying low of the
   players eligible for that pot; with no qualifying low there, high takes it all (003).
@@ -49,7 +51,8 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
                      chip_unit(state), judge_name in SPLIT_POT)
               for number, pot in enumerate(pots)]
     winners = {int(seat) for award in awards for seat in award.shares}
-    shows_anyway = state.last_aggressor if state.options.get("last_bettor_shows") else None
+    shows_anyway = (state.last_aggressor if state.options.get("last_bettor_shows", True)
+                    else None)
     shown = [seat for seat in showdown_order(state) if seat not in mucked and (
         not state.options.get("muck_losers") or seat in winners or seat == shows_anyway)]
     hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
@@ -76,7 +79,7 @@ def showdown_order(state: HandState) -> list[int]:
 
 def last_bettor(state: HandState) -> int | None:
     """Who bet or raised last in the final round (``last_bettor_shows``)."""
-    if state.options.get("last_bettor_shows", False):
+    if state.options.get("last_bettor_shows", True):
         return state.last_aggressor
     return state.last_full_aggressor
 

@@ -5,10 +5,11 @@ defaults keep its proportions (003's $1/$2 stud with a 25-cent ante becomes a sm
 bet of 20, a big bet of 40 and an ante of 5).
 
 A rule added after hands were stored is an option (``split_chip``, ``short_forced_bet``,
-``short_all_ins_add_up``, ``last_bettor_shows``, ``complete_needs_a_caller``): a hand's
-options are resolved when it starts, so a hand whose options lack one was played before
-it, and the engine reads its absence as the rule it was played by. Its audit, which
-decides every move again, then still holds.
+``short_all_ins_add_up``, ``complete_needs_a_caller``): a hand's options are resolved
+when it starts, so a hand whose options lack one was played before it, and the engine
+reads its absence as the rule it was played by. Its audit, which decides every move
+again, then still holds. ``last_bettor_shows`` came after its rule did: its absence
+reads as that rule, and the audit also takes the rule before it (``showdown``).
 """
 
 from __future__ import annotations
@@ -101,8 +102,8 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
         Option("last_bettor_shows", "boolean", True, "the last player to bet or raise in the "
                "final round, all in short of a full bet or raise too (000: positive action), "
                "shows first, and shows with muck_losers (001); false: only a full bet or raise "
-               "counts and muck_losers shows winners only, as in hands played before this "
-               "option"),
+               "counts and muck_losers shows winners only, as every hand was played until 24 "
+               "November"),
         REVEAL,
         Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
                "POST .../hands with {\"game\": id}"),

@@ -1,7 +1,10 @@
 """Side pots, split pots, odd chips, high-low pots and mucking, with scripted decks."""
 
+from unittest import mock
+
 import pytest
 
+from domain import audit, fairness
 from domain.commands import Showdown
 from domain.events import BetReturned, PotAwarded, ShowdownEvaluated
 from domain.frozen import replace
@@ -193,12 +196,12 @@ def played_before_last_bettor_shows(state):
                                    if name != "last_bettor_shows"})
 
 
-@pytest.mark.parametrize("rule, first", [("option", 2), ("false", 1), ("stored before", 1)])
+@pytest.mark.parametrize("rule, first", [("option", 2), ("false", 1), ("stored before", 2)])
 def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action(rule, first):
     """000: "the player who was the last to take positive action (bet or raise) in the
-    final betting round must show first" (an all-in raise below the minimum too). With
-    ``last_bettor_shows: false``, or in a hand played before the option, only a full bet or
-    raise counted."""
+    final betting round must show first" (an all-in raise below the minimum too), also in a
+    hand stored before the option. With ``last_bettor_shows: false`` only a full bet or
+    raise counts."""
     state, _ = start([1000, 400, 1000], game="texas-holdem", button=3,
                      last_bettor_shows=rule != "false")
     if rule == "stored before":
@@ -216,11 +219,11 @@ def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action(rule, fi
 
 
 @pytest.mark.parametrize("rule, shown", [("option", [1, 2]), ("false", [2]),
-                                         ("stored before", [2])])
+                                         ("stored before", [1, 2])])
 def test_with_muck_losers_the_last_bettor_shows_though_they_lose(rule, shown):
-    """001: losing hands may be mucked, but "the last player to raise shows his hand".
-    With ``last_bettor_shows: false``, or in a hand played before the option, only winners
-    showed."""
+    """001: losing hands may be mucked, but "the last player to raise shows his hand", also
+    in a hand stored before the option. With ``last_bettor_shows: false`` only winners
+    show."""
     deck = stacked("texas-holdem", [1, 2, 3], {1: "3s 4d", 2: "As Ad", 3: "Qs Qd"},
                    "2c 7d 9h Js Kc")
     state, _ = start([1000] * 3, game="texas-holdem", button=3, deck=deck, muck_losers=True,
@@ -238,3 +241,29 @@ def test_with_muck_losers_the_last_bettor_shows_though_they_lose(rule, shown):
     _, events = settle(state)
     (evaluated,) = [e for e in events if isinstance(e, ShowdownEvaluated)]
     assert [h["seat"] for h in evaluated.hands] == shown
+
+
+@pytest.mark.parametrize("stored_rule", [True, False])
+def test_a_hand_stored_before_last_bettor_shows_audits_by_either_rule_it_was_played_by(
+        stored_rule):
+    """Until 24 November only winners showed with muck_losers; then the last bettor did too,
+    before the option came. A hand stored in either time lacks the option: its showdown is
+    legal by either rule, and a showdown neither rule decides is not."""
+    deck = stacked("texas-holdem", [1, 2, 3], {1: "3s 4d", 2: "As Ad", 3: "Qs Qd"},
+                   "2c 7d 9h Js Kc")
+    state, events = start([1000] * 3, game="texas-holdem", button=3, deck=deck,
+                          muck_losers=True, last_bettor_shows=stored_rule)
+    for seat, move, *amount in [(3, "fold"), (1, "call"), (2, "check"), (1, "check"),
+                                (2, "check"), (1, "check"), (2, "check"), (1, "bet", 100),
+                                (2, "call")]:
+        state, new = act(state, seat, move, *amount)
+        events += new
+    state, new = settle(state)
+    options = {k: v for k, v in events[0].options.items() if k != "last_bettor_shows"}
+    stored = [replace(events[0], options=options), *events[1:], *new]
+    with mock.patch.object(fairness, "deck_order", lambda *_: list(deck)):
+        assert audit._replay_legality(stored, "ab" * 32) is None
+        (evaluated,) = [e for e in new if isinstance(e, ShowdownEvaluated)]
+        forged = replace(evaluated, hands=())  # nobody shown: neither rule
+        assert audit._replay_legality([forged if e is evaluated else e for e in stored],
+                                      "ab" * 32) is not None
