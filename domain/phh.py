@@ -297,6 +297,8 @@ def _actions(events: list[Event], order: list[int], unknown: set,
                 shown = {h["seat"]: h["cards"] for h in event.hands}
                 lines = _showdown_lines(events, order, shown, opener)
                 at = len(actions) if last_move is None else max(last_move, drawn)
+                if any(not cards for _, cards in lines):  # a muck concedes: after every deal
+                    at = len(actions)
                 if at == len(actions) or not any(a.startswith("d dh") for a in actions[at:]):
                     actions[at:at] = [f"{p[seat]} sm {text(cards)}".rstrip()
                                       for seat, cards in lines]
@@ -433,6 +435,9 @@ def import_hand(text: str, hand_no: int) -> Imported:
     if mucked:
         source["mucked"] = mucked
     game = game_of(game_id)
+    if count > game.max_seats(options):
+        raise PhhRejected(None, f"{game.name} seats at most {game.max_seats(options)} players "
+                          f"under these rules, not {count}")
     deck, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
     events = _replay(game, options, StartHand(
         hand_no=hand_no, button=count, seats=seats, server_seed="", client_seeds={},
@@ -817,6 +822,7 @@ def _replay(game, options, opening: StartHand, lines: list[_Line], step) -> list
         state = reduce(game.evolve, decided, state)
         history += decided
     if game.job_owed(state):
+        _check_known_at_showdown(state)
         try:
             state, decided = step(state, Showdown(), None)
         except ValueError as error:  # every hand that could win a pot mucked
@@ -872,6 +878,18 @@ def _check_shown(state, line: _Line) -> None:
     if any(card not in held for card in _cards(line.args[0], line.index) if card != UNKNOWN):
         raise PhhRejected(line.index, f"p{line.actor} shows {line.args[0]}, not the cards "
                           "dealt to it")
+
+
+def _check_known_at_showdown(state) -> None:
+    """Every hand the showdown judges is the document's: none holds a card filled in for
+    one it leaves unknown (``source["unknown"]``, once the deck is known), unless mucked."""
+    fillers = set(state.source.get("unknown", ()))
+    mucked = set(state.source.get("mucked", ()))
+    for seat in state.in_hand():
+        if seat.seat not in mucked and fillers & set(seat.cards):
+            raise PhhRejected(None, f"p{seat.seat} reaches the showdown with cards the "
+                              "document leaves unknown and does not muck them: a hand "
+                              "shown at the showdown must be known")
 
 
 def _check_finish(document: dict, events: list[Event]) -> None:

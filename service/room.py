@@ -26,7 +26,6 @@ from domain.commands import (Act, AddChips, CreateTable, ImportHand, LeaveTable,
                              SeatPlayer, SetClientSeed, SettleHand, Showdown, StartHand)
 from domain.errors import DomainError
 from domain.events import Event, HandEnded
-from domain.games import GAMES
 from domain.games import game as game_of
 from domain.views import Viewer, hidden_values
 from service import jsonio, metrics
@@ -344,7 +343,7 @@ class Cardroom(Reads):
         def attempt():
             created = table_rules.decide(table_rules.initial_state(), CreateTable(
                 game=imported.game, options=imported.options,
-                max_seats=GAMES[imported.game].max_players, admin_token_hash=hash_token(admin),
+                max_seats=None, admin_token_hash=hash_token(admin),
                 auditor_token_hash=hash_token(auditor),
                 next_seed_commitment=self.keys.seed_commitment(table_id, 1), imports=True))
             table = Loaded(reduce(table_rules.evolve, created, table_rules.initial_state()), 0)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import tomllib
 from pathlib import Path
 
+import tomli_w
+
+from domain import phh
+from tests.poker.play import play_out, start
 from tests.test_api import act, assert_problem, auth, hand_url, start_hand
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
@@ -226,3 +231,22 @@ def test_a_fixed_limit_hand_whose_big_blind_is_not_its_small_bet_imports_again(c
     assert imported.status_code == 201, imported.json
     assert list(imported.json["stacks"].values()) == tomllib.loads(document.text)[
         "finishing_stacks"]
+
+
+def test_a_house_stud_hand_imports_at_a_table_of_its_rules(client):
+    """House stud seats 2 to 6 (000): its export imports again at a table of 6 seats, and a
+    document of 7 players under house rules is refused."""
+    state, events = start([500] * 4, game="seven-card-stud", rules="house", seed="cd" * 32)
+    _, more = play_out(state, random.Random(3))
+    text = phh.export(events + more, {})
+    imported = client.post(IMPORTS, json={"phh": text})
+    assert imported.status_code == 201, imported.json
+    table = client.get(f"/v1/tables/{imported.json['table_id']}",
+                       headers=auth(imported.json["admin_token"])).json
+    assert table["max_seats"] == 6
+    document = tomllib.loads(text)
+    crowded = {**document, "starting_stacks": [500] * 7, "antes": [25] * 7,
+               "players": list("abcdefg"), "_seats": list(range(1, 8))}
+    refused = client.post(IMPORTS, json={"phh": tomli_w.dumps(crowded)})
+    assert_problem(refused, 422, "phh_rejected")
+    assert "at most 6 players" in refused.json["detail"]

@@ -256,6 +256,29 @@ def test_a_hand_mucked_at_the_showdown_concedes_and_is_never_shown():
     assert "mucked" in refused.value.message
 
 
+def test_a_hand_mucked_all_in_is_exported_after_the_last_deal_and_replays_in_pokerkit():
+    """PokerKit shows hands down where the players are all in, before the rest of the board;
+    a muck there concedes at once, so a muck is written after the last deal."""
+    text = tomli_w.dumps({
+        "variant": "NT", "antes": [0, 0], "blinds_or_straddles": [1, 2], "min_bet": 2,
+        "starting_stacks": [100, 100],
+        "actions": ["d dh p1 AhAd", "d dh p2 KhKd", "p2 cbr 100", "p1 cc", "d db 2c3c8s",
+                    "d db 9d", "d db Js", "p2 sm", "p1 sm AhAd"]})
+    exported = phh.export(phh.import_hand(text, 1).events, {})
+    assert tomllib.loads(exported)["actions"][-3:] == ["d db Js", "p2 sm", "p1 sm AhAd"]
+    assert replayed_by_pokerkit(exported) == [200, 0]
+
+
+@pytest.mark.parametrize("shows", ['"p1 sm ????", ', ""])
+def test_a_hand_at_the_showdown_with_unknown_cards_is_refused_unless_mucked(shows):
+    """p1 shows "????", or reaches the showdown without a word: its cards would be the
+    fillers, judged and shown as if dealt."""
+    with pytest.raises(phh.PhhRejected) as refused:
+        phh.import_hand(MUCKED.replace('"p1 sm", ', shows), 1)
+    assert "p1 reaches the showdown with cards the document leaves unknown" in (
+        refused.value.message)
+
+
 @pytest.mark.parametrize("name, reason", [("p\x00", "control character"), (" ", "visible"),
                                           ("x" * 41, "at most 40")])
 def test_a_player_name_the_api_would_refuse_is_refused(name, reason):
