@@ -250,3 +250,12 @@ def test_a_house_stud_hand_imports_at_a_table_of_its_rules(client):
     refused = client.post(IMPORTS, json={"phh": tomli_w.dumps(crowded)})
     assert_problem(refused, 422, "phh_rejected")
     assert "at most 6 players" in refused.json["detail"]
+
+
+def test_cards_the_document_leaves_unknown_stay_unknown_to_every_viewer(client):
+    """dwan-ivey-2009 leaves p2's hole cards unknown: the cards filled in for them are no
+    one's to see, the auditor's neither (the other players' are)."""
+    body = client.post(IMPORTS, json={"phh": DOCUMENT}).json
+    url = f"/v1/tables/{body['table_id']}/hands/1"
+    seats = client.get(url, headers=auth(body["auditor_token"])).json["seats"]
+    assert [seat["cards"] for seat in seats] == [["Ac", "2d"], [None, None], ["7h", "6h"]]

@@ -40,6 +40,7 @@ def view_hand(state: HandState, viewer: Viewer) -> dict:
     ended = state.status == "ended"
     everything = sees_everything(viewer, state)
     shown = {h["seat"] for h in state.showdown}
+    fillers = frozenset(state.source.get("unknown", ()))  # an import's: cards nobody knows
     return {
         "hand_no": state.hand_no,
         "game": state.game,
@@ -50,7 +51,8 @@ def view_hand(state: HandState, viewer: Viewer) -> dict:
         "current_bet": state.current_bet,
         "to_act": state.to_act,
         "awaiting": list(state.awaiting),
-        "seats": [_view_seat(s, viewer, everything or s.seat in shown) for s in state.seats],
+        "seats": [_view_seat(s, viewer, everything or s.seat in shown, fillers)
+                  for s in state.seats],
         "board": list(state.board),
         "legal_actions": engine.legal_actions(state, viewer.seat if viewer.role == "player"
                                               else None),
@@ -62,9 +64,10 @@ def view_hand(state: HandState, viewer: Viewer) -> dict:
     }
 
 
-def _view_seat(seat: SeatState, viewer: Viewer, revealed: bool) -> dict:
+def _view_seat(seat: SeatState, viewer: Viewer, revealed: bool, fillers: frozenset) -> dict:
     visible = viewer.owns(seat.seat) or revealed
-    cards = [c if visible or up else None for c, up in zip(seat.cards, seat.face_up)]
+    cards = [c if (visible or up) and c not in fillers else None
+             for c, up in zip(seat.cards, seat.face_up)]
     return {"seat": seat.seat, "name": seat.name, "stack": seat.stack, "bet": seat.bet,
             "committed": seat.committed, "status": seat.status, "cards": cards}
 
