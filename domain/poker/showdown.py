@@ -70,14 +70,14 @@ def _contesting(eligible: tuple[int, ...], mucked: set[int]) -> tuple[int, ...]:
 
 
 def showdown_order(state: HandState) -> list[int]:
-    start = last_bettor(state)
+    start = _last_bettor(state)
     if start is None or not state.seat(start).in_hand:
         start = state.next_seat(state.button, lambda s: s.in_hand)
     ordered = sorted(state.in_hand(), key=lambda s: (s.seat < start, s.seat))
     return [s.seat for s in ordered]
 
 
-def last_bettor(state: HandState) -> int | None:
+def _last_bettor(state: HandState) -> int | None:
     """Who bet or raised last in the final round (``last_bettor_shows``)."""
     if state.options.get("last_bettor_shows", True):
         return state.last_aggressor
