@@ -196,6 +196,15 @@ def played_before_last_bettor_shows(state):
                                    if name != "last_bettor_shows"})
 
 
+def checked_to_the_river(state):
+    """Seat 3 folds, seat 1 calls, seat 2 checks; the flop and the turn are checked through."""
+    events = []
+    for seat, move in [(3, "fold"), (1, "call"), (2, "check")] + [(1, "check"), (2, "check")] * 2:
+        state, new = act(state, seat, move)
+        events += new
+    return state, events
+
+
 @pytest.mark.parametrize("rule, first", [("option", 2), ("false", 1), ("stored before", 2)])
 def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action(rule, first):
     """000: "the player who was the last to take positive action (bet or raise) in the
@@ -206,12 +215,7 @@ def test_a_raise_all_in_short_of_a_full_one_is_the_last_positive_action(rule, fi
                      last_bettor_shows=rule != "false")
     if rule == "stored before":
         state = played_before_last_bettor_shows(state)
-    state, _ = act(state, 3, "fold")
-    state, _ = act(state, 1, "call")
-    state, _ = act(state, 2, "check")
-    for _ in range(2):  # flop and turn checked through
-        state, _ = act(state, 1, "check")
-        state, _ = act(state, 2, "check")
+    state, _ = checked_to_the_river(state)
     state, _ = act(state, 1, "bet", 300)
     state, _ = act(state, 2, "raise", 350)  # all in: 50 more, short of a full raise
     state, _ = act(state, 1, "call")
@@ -230,12 +234,7 @@ def test_with_muck_losers_the_last_bettor_shows_though_they_lose(rule, shown):
                      last_bettor_shows=rule != "false")
     if rule == "stored before":
         state = played_before_last_bettor_shows(state)
-    state, _ = act(state, 3, "fold")
-    state, _ = act(state, 1, "call")
-    state, _ = act(state, 2, "check")
-    for _ in range(2):
-        state, _ = act(state, 1, "check")
-        state, _ = act(state, 2, "check")
+    state, _ = checked_to_the_river(state)
     state, _ = act(state, 1, "bet", 100)  # a bluff, called
     state, _ = act(state, 2, "call")
     _, events = settle(state)
@@ -253,9 +252,9 @@ def test_a_hand_stored_before_last_bettor_shows_audits_by_either_rule_it_was_pla
                    "2c 7d 9h Js Kc")
     state, events = start([1000] * 3, game="texas-holdem", button=3, deck=deck,
                           muck_losers=True, last_bettor_shows=stored_rule)
-    for seat, move, *amount in [(3, "fold"), (1, "call"), (2, "check"), (1, "check"),
-                                (2, "check"), (1, "check"), (2, "check"), (1, "bet", 100),
-                                (2, "call")]:
+    state, new = checked_to_the_river(state)
+    events += new
+    for seat, move, *amount in [(1, "bet", 100), (2, "call")]:
         state, new = act(state, seat, move, *amount)
         events += new
     state, new = settle(state)
