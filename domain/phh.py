@@ -555,7 +555,7 @@ def _game_and_options(document: dict) -> tuple[str, dict]:
             raise PhhRejected(None, f"_options: {error.message}") from None
         # antes are posted as written; our _options' ante is the table's (its chip)
         requested = {"ante": 0, **ours, "structure": structure,
-                     **_stake_options(document, code)}
+                     **_stake_options(document, code), **_PHH_RULES}
     try:
         game = game_of(game_id)
         return game_id, game.resolve_options({"bet_unit": 1, **requested, "reveal": "auditor"})
@@ -588,18 +588,16 @@ _PHH_RULES = {"short_forced_bet": "posted", "short_all_ins_add_up": True}
 
 
 def _stake_options(document: dict, code: str) -> dict:
-    """The options of a standard variant's stakes, and PHH's rules."""
+    """The options of a standard variant's stakes."""
     def number(field):
         return _chips(document.get(field), field)
     if code == "F7S":
         return {"bring_in": number("bring_in"), "small_bet": number("small_bet"),
-                "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False,
-                **_PHH_RULES}
+                "big_bet": number("big_bet"), **_F7S_OPENERS, "open_pair_big_bet": False}
     if code in ("FT", "FO/8"):
         return {"big_blind": number(_IMPORTED_BIG_BLIND[code]),
-                "small_bet": number("small_bet"), "big_bet": number("big_bet"), **_PHH_RULES}
-    return {"big_blind": number(_IMPORTED_BIG_BLIND[code]), "min_bet": number("min_bet"),
-            **_PHH_RULES}
+                "small_bet": number("small_bet"), "big_bet": number("big_bet")}
+    return {"big_blind": number(_IMPORTED_BIG_BLIND[code]), "min_bet": number("min_bet")}
 
 
 def _chips(value, field: str, limit: int = MAX_AMOUNT) -> int:

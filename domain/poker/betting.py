@@ -76,14 +76,13 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
                 if a is not None]
     actions = [{"type": "check"} if to_call <= 0 else _call_or_buy(state, seat, state.current_bet,
                                                                    covered)]
-    callers = any(s.can_act for s in state.seats if s.seat != seat.seat)
     if _completion_open(state):
-        if callers or not options.get("complete_needs_a_caller", False):
+        if not options.get("complete_needs_a_caller", False) or _a_caller(state, seat):
             actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
-    elif (callers and _may_raise(state, seat, sizes) and not _capped(state)
-          and reach > state.current_bet):
+    elif (_may_raise(state, seat, sizes) and not _capped(state) and reach > state.current_bet
+          and _a_caller(state, seat)):
         actions.append(_amounts("raise", sizes.raise_min, sizes.raise_max, sizes.step, reach,
                                 covered))
     actions.append({"type": "fold"})
@@ -182,6 +181,11 @@ def _may_raise(state: HandState, seat: SeatState, sizes: structures.Sizes) -> bo
     full_raise = sizes.raise_min - state.current_bet
     return (state.options.get("short_all_ins_add_up", False)
             and state.current_bet - seat.bet >= full_raise)
+
+
+def _a_caller(state: HandState, seat: SeatState) -> bool:
+    """Whether another player could still call a bet of ``seat``'s (is not all in)."""
+    return any(s.can_act for s in state.seats if s.seat != seat.seat)
 
 
 def _bring_in_due(state: HandState) -> bool:
