@@ -225,9 +225,10 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
             raise DomainError(error.code, f"{game.name} cannot be dealt at this table: "
                               f"{error.message}") from None
     players = players_for_next_hand(state, game_id)
-    if not game.min_players <= len(players) <= game.max_players:
+    most = game.max_seats(hand_options(state, game_id))
+    if not game.min_players <= len(players) <= most:
         code = "not_enough_players" if len(players) < game.min_players else "too_many_players"
-        raise DomainError(code, f"{game.name} needs {game.min_players} to {game.max_players} "
+        raise DomainError(code, f"{game.name} needs {game.min_players} to {most} "
                           f"players whose stacks cover the ante, not {len(players)}")
     numbers = [s.seat for s in players]
     after = [n for n in numbers if state.button is not None and n > state.button]

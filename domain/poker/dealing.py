@@ -1,14 +1,17 @@
 """Dealing from the stub: to each player, to the board, and at the draw.
 
 Cards go one at a time to each player still in, clockwise from the dealer's left.
-When the stub cannot complete a deal (001, "Running out of cards"), the discards
-and the folded hands are reshuffled with what is left of the stub and the deal goes
-on; if there are still too few for every player to get a card, the remaining players
-share one common card dealt to the board (003: the stud river of a full table). At
-the draw, the discards of the player drawing are not among those reshuffled.
+When the stub cannot complete a deal (001, "Running out of cards"), it is dealt to the
+players it can serve in full, and at the first it cannot, the discards and the folded
+hands are reshuffled with what is left of it and the deal goes on (``stub_first``, as
+PokerKit deals too; a hand whose options lack it was played when the reshuffle came
+before anyone was dealt). If even the reshuffle holds too few for every player to get a
+card, the players share one common card dealt to the board (003: the stud river of a
+full table). At the draw, the discards of the player drawing are not among those
+reshuffled.
 
-The reshuffle is a pure function of the hand: ``domain.cards.shuffled`` of the stub
-followed by the mucked cards, seeded with the SHA-256 of their canonical JSON. Both
+The reshuffle is a pure function of the hand: ``domain.cards.shuffled`` of what is
+left of the stub followed by the mucked cards, seeded with the SHA-256 of their canonical JSON. Both
 lists are hidden from every player and fixed by the hand's seeds, so nobody can
 steer it, and the new stub is recorded (hidden) in ``StubReshuffled``.
 """
@@ -28,19 +31,31 @@ from domain.poker.state import HandState
 def deal_street(state: HandState, street: Deal) -> list[Event]:
     players = [s.seat for s in state.from_left_of_button() if s.in_hand]
     each = street.down + street.up
-    events, stub = _enough(state, len(players) * each)
-    if len(players) * each > len(stub):
+    needed = len(players) * each
+    if len(state.deck) < needed <= len(state.deck) + len(state.mucked) and (
+            state.options.get("stub_first", False)):
+        served = len(state.deck) // each
+        events, stub = _reshuffled(state.deck[served * each:], state.mucked)
+        return (_dealt(players[:served], state.deck, street) + events
+                + _dealt(players[served:], stub, street))
+    events, stub = _enough(state, needed)
+    if needed > len(stub):
         if each == 1 and stub:
             return events + [BoardDealt(cards=(stub[0],))]
         raise DomainError("out_of_cards", f"the deck cannot deal {each} cards to "
                           f"{len(players)} players")
+    return events + _dealt(players, stub, street)
+
+
+def _dealt(players: list[int], stub: tuple[str, ...], street: Deal) -> list[Event]:
+    """``street``'s cards to each of ``players`` from the top of ``stub``, a round at a time."""
     cards = iter(stub)
     dealt = []
     for count, face_up in ((street.down, False), (street.up, True)):
         rounds = [[next(cards) for _ in players] for _ in range(count)]
         dealt += [CardsDealt(seat=seat, cards=tuple(r[i] for r in rounds), face_up=face_up)
                   for i, seat in enumerate(players) if rounds]
-    return events + dealt
+    return dealt
 
 
 def deal_board(state: HandState, street: Board) -> list[Event]:
@@ -60,8 +75,11 @@ def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]
     """The stub, reshuffled with the mucked cards first when it holds fewer than ``needed``."""
     if needed <= len(state.deck) or not state.mucked:
         return [], state.deck
-    cards = state.deck + state.mucked
-    seed = hashlib.sha256(canonical_json({"stub": list(state.deck),
-                                          "mucked": list(state.mucked)}).encode()).hexdigest()
-    stub = tuple(codes(shuffled(parse_cards(cards), seed)))
-    return [StubReshuffled(cards=stub)], stub
+    return _reshuffled(state.deck, state.mucked)
+
+
+def _reshuffled(stub: tuple[str, ...], mucked: tuple[str, ...]) -> tuple[list[Event], tuple]:
+    seed = hashlib.sha256(canonical_json({"stub": list(stub),
+                                          "mucked": list(mucked)}).encode()).hexdigest()
+    cards = tuple(codes(shuffled(parse_cards(stub + mucked), seed)))
+    return [StubReshuffled(cards=cards)], cards

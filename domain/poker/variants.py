@@ -5,9 +5,9 @@ defaults keep its proportions (003's $1/$2 stud with a 25-cent ante becomes a sm
 bet of 20, a big bet of 40 and an ante of 5).
 
 A rule added after hands were stored is an option (``split_chip``, ``short_forced_bet``,
-``short_all_ins_add_up``, ``complete_needs_a_caller``): a hand's options are resolved
-when it starts, so a hand whose options lack one was played before it, and the engine
-reads its absence as the rule it was played by. Its audit, which decides every move
+``short_all_ins_add_up``, ``complete_needs_a_caller``, ``stub_first``): a hand's options
+are resolved when it starts, so a hand whose options lack one was played before it, and
+the engine reads its absence as the rule it was played by. Its audit, which decides every move
 again, then still holds. ``last_bettor_shows`` came after its rule did: its absence
 reads as that rule, and the audit also takes the rule before it (``showdown``).
 """
@@ -96,6 +96,11 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "largest chip every money option is a whole number of (25 with the defaults: "
                "122 and 100), as hands played before this option were split",
                allowed=("hand", "table")),
+        Option("stub_first", "boolean", True, "when the stub cannot deal a street to every "
+               "player (001, running out of cards), it is dealt to the players it can serve, and "
+               "at the first it cannot, the discards and folded hands are reshuffled with what is "
+               "left of it (as PokerKit deals); false: that reshuffle comes before anyone is "
+               "dealt, as in hands played before this option"),
         Option("muck_losers", "boolean", False, "a hand that can win no pot is not shown at the "
                "showdown, but the last to bet or raise shows (001, 003: losing hands may be "
                "mucked)"),

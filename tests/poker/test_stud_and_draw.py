@@ -164,6 +164,52 @@ def test_when_the_stub_runs_short_the_discards_are_reshuffled_and_the_draw_goes_
     assert len(held) == 30 and len(set(held)) == 30
 
 
+def river_after_a_fold_on_sixth_street(stub_first: bool):
+    """Eight players of stud to the river, the second to act on sixth street folding to a
+    bet: the stub holds 4 cards for 7 rivers. (The hand's state before the river, and the
+    river's events.)"""
+    state, _ = start([1000] * 8, game="seven-card-stud", button=8)
+    if not stub_first:  # a hand played before the option: its options lack it
+        state = replace(state, options={name: value for name, value in state.options.items()
+                                        if name != "stub_first"})
+    while state.betting_round < 5:
+        kinds = legal(state, state.to_act)
+        sixth, before = state.betting_round == 4, state
+        if sixth and "bet" in kinds:
+            state, events = act(state, state.to_act, "bet", kinds["bet"]["min"])
+        elif sixth and state.seat(state.to_act).bet == 0 and all(
+                s.in_hand for s in state.seats):
+            state, events = act(state, state.to_act, "fold")
+        else:
+            kind = next(k for k in ("check", "call", "bring_in") if k in kinds)
+            state, events = act(state, state.to_act, kind)
+    return before, events
+
+
+def test_a_short_stub_is_dealt_first_then_the_discards_are_reshuffled():
+    """001: the deck is used until a player is reached who cannot get the cards they need;
+    only then are the discards reshuffled with what is left of it (``stub_first``)."""
+    before, events = river_after_a_fold_on_sixth_street(stub_first=True)
+    assert len(before.deck) == 4 and len(before.mucked) == 6
+    rivers = [e for e in events if isinstance(e, CardsDealt)]
+    order = [s.seat for s in before.from_left_of_button() if s.in_hand]
+    assert [e.seat for e in rivers] == order
+    assert [e.cards[0] for e in rivers[:4]] == list(before.deck)
+    reshuffled = next(e for e in events if isinstance(e, StubReshuffled))
+    assert events.index(reshuffled) + 1 == events.index(rivers[4])
+    assert sorted(reshuffled.cards) == sorted(before.mucked)
+    assert [e.cards[0] for e in rivers[4:]] == list(reshuffled.cards[:3])
+
+
+def test_a_hand_played_before_stub_first_reshuffled_before_the_river():
+    before, events = river_after_a_fold_on_sixth_street(stub_first=False)
+    reshuffled = next(e for e in events if isinstance(e, StubReshuffled))
+    rivers = [e for e in events if isinstance(e, CardsDealt)]
+    assert events.index(reshuffled) < events.index(rivers[0])
+    assert sorted(reshuffled.cards) == sorted(before.deck + before.mucked)
+    assert [e.cards[0] for e in rivers] == list(reshuffled.cards[:7])
+
+
 def test_running_out_of_cards_deals_every_card_once():
     state, events = start([1000] * 8, game="seven-card-stud", button=8)
     dealt = [c for e in events if isinstance(e, CardsDealt) for c in e.cards]
