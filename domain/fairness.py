@@ -6,8 +6,9 @@ so ``python3 -m domain.fairness verify FILE --public-key KEY`` runs from a bare
 checkout. FILE is the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/
 history`` exactly as downloaded, by a player or by the auditor; KEY is the
 service's public key (``GET /v1/fairness``). Its exit status: 0 verified, 1 a check
-failed, 2 the file cannot be read, 3 partly verified (the receipt's signature not
-checked, or only against the key the file names, which a forger would choose).
+failed, 2 the file cannot be read, 3 partly verified (no receipt, as in a hand in
+progress; a hand imported from a document; the receipt's signature not checked, or only
+against the key the file names, which a forger would choose).
 
 The algorithms (``ALGORITHMS`` says the same for ``GET /v1/fairness``):
 
@@ -350,6 +351,9 @@ def _receipt(history, events, public_key) -> str:
         if ended:
             raise Problem(f"event {events[-1]['version']}: the hand has ended but the history "
                           "holds no receipt")
+        if history.get("status") == "ended" or history.get("server_seed"):
+            raise Problem("the history says the hand has ended (its status or its revealed "
+                          "server seed) but holds neither HandEnded nor a receipt")
         raise Skipped("the hand has not ended")
     receipt, head = signed["receipt"], events[-1] if events else None
     if head is None or receipt["head_hash"] != head["hash"] or receipt["version"] != head["version"]:
@@ -453,15 +457,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _verdict(history: dict, checks: list[dict], public_key: str | None) -> int:
-    """0 when the receipt's signature was checked against the key given (or the hand, in
-    progress, has none yet); 3 when it could not be checked, or only against the key the
-    file names (a forger would name their own)."""
+    """0 when the receipt's signature was checked against the key given; 3 when there is no
+    receipt (a hand in progress), the hand says it was imported (its cards are a
+    document's, not the seeds'), or the signature could not be checked, or only against
+    the key the file names (a forger would name their own)."""
     receipt = next(c for c in checks if c["name"] == "receipt")
-    if history.get("receipt") is not None and receipt.get("skipped"):
+    if history.get("receipt") is None:
+        print("\npartly verified: the history holds no receipt, as a hand in progress has none "
+              "yet: nothing in it is signed, so it proves nothing against a forger")
+        return 3
+    if _imported(_started(history["events"])):
+        print("\npartly verified: the history says the hand was imported, so its cards came "
+              "from a document, not from seeds; whether its table is an import table is "
+              "checked online (GET .../audit, check table_start)")
+        return 3
+    if receipt.get("skipped"):
         print("\npartly verified: the receipt's signature is not checked (install the "
               "cryptography package)")
         return 3
-    if history.get("receipt") is not None and not public_key:
+    if not public_key:
         print("\npartly verified: the receipt is signed by the public key the file names; it "
               "proves the hand only if that is the service's key (GET /v1/fairness): pass it "
               "as --public-key")

@@ -355,6 +355,38 @@ def test_a_history_re_signed_by_a_forger_is_verified_only_against_the_key_it_nam
     assert given.returncode == 1 and "FAIL receipt" in given.stdout, given.stdout
 
 
+def rechained(events: list[dict]) -> list[dict]:
+    """``events`` with every link and hash made again, as a forger without keys can."""
+    previous = fairness.GENESIS_HASH
+    for version, event in enumerate(events, start=1):
+        event["version"], event["prev_hash"] = version, previous
+        event["hash"] = previous = fairness.envelope_hash(event)
+    return events
+
+
+def test_a_history_without_its_receipt_proves_nothing_and_one_that_says_it_ended_fails(
+        client, fake_backend, table, tmp_path):
+    """Anyone can hash a chain: an ended hand cut before HandEnded, its pot given to a seat
+    that folded, is unsigned. Said to have ended (its status, its revealed seed), it fails;
+    with those removed too, it is only partly verified: nothing in it is signed."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    events = history["events"][:-1]
+    awarded = next(e for e in events if e["type"] == "PotAwarded")
+    awarded["data"]["winners"], awarded["data"]["shares"] = [3], {"3": awarded["data"]["amount"]}
+    history.update(events=rechained(events), version=len(events), receipt=None)
+    key = client.get("/v1/fairness").json["public_key"]
+    (tmp_path / "ended.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "ended.json", "--public-key", key)
+    assert result.returncode == 1 and "FAIL receipt: the history says the hand has ended" in (
+        result.stdout), result.stdout
+    history.update(status="in_progress", server_seed=None)
+    (tmp_path / "unsigned.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "unsigned.json", "--public-key", key)
+    assert result.returncode == 3, result.stdout
+    assert "partly verified: the history holds no receipt" in result.stdout
+
+
 @pytest.mark.parametrize("text", ["{}", '{"events": []}'])
 def test_a_history_without_events_is_not_verified(tmp_path, text):
     (tmp_path / "empty.json").write_text(text)

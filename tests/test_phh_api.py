@@ -11,6 +11,7 @@ import tomli_w
 from domain import phh
 from tests.poker.play import play_out, start
 from tests.test_api import act, assert_problem, auth, hand_url, start_hand
+from tests.test_fairness import verify
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
 IMPORTS = "/v1/imports/phh"
@@ -38,6 +39,20 @@ def test_an_imported_hand_is_stored_settled_and_audited(client):
                                                                             1109500]
     assert exported["actions"][:3] == ["d dh p1 Ac2d", "d dh p2 ????", "d dh p3 7h6h"]
     assert exported["_table_id"] == body["table_id"] and exported["_receipt"]["signature"]
+
+
+def test_the_verifier_calls_an_imported_hand_only_partly_verified(client, tmp_path):
+    """Its cards came from a document, not from seeds: offline, nothing shows that its table
+    is an import table (the audit's table_start does, online)."""
+    body = client.post(IMPORTS, json={"phh": DOCUMENT}).json
+    url = f"/v1/tables/{body['table_id']}/hands/1/history"
+    (tmp_path / "imported.json").write_bytes(
+        client.get(url, headers=auth(body["auditor_token"])).data)
+    result = verify(tmp_path / "imported.json", "--public-key",
+                    client.get("/v1/fairness").json["public_key"])
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "ok   receipt: signed receipt" in result.stdout
+    assert "partly verified: the history says the hand was imported" in result.stdout
 
 
 def test_more_hands_go_to_an_import_table_with_its_admin_token_once_per_key(client):
