@@ -44,7 +44,7 @@ from functools import lru_cache, partial
 from json.encoder import encode_basestring
 from typing import Any
 
-from domain.cards import STANDARD_DECK, codes, shuffled
+from domain.cards import STANDARD_DECK, codes, parse_cards, shuffled
 
 JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # the types of JSON's scalars
 
@@ -72,6 +72,16 @@ ALGORITHMS = {
             "starts as the 52 cards in index order (2c 2d 2h 2s 3c ... Ks Ac Ad Ah As) and for "
             "i from 51 down to 1 card i and card draw(i + 1) swap places; cards are dealt from "
             "index 0",
+    "dealing": "cards come off the top of the stub (first the deck) in the order of the "
+               "events: a run of alike CardsDealt events (as many cards each, all face up or "
+               "all down) deals a round at a time, so with m events of c cards the j-th "
+               "event's r-th card (from 0) is the stub's (r * m + j)-th; BoardDealt and each "
+               "CardsDrawn's received cards take the next in turn. StubReshuffled makes a "
+               "new stub: shuffled(rest + mucked) seeded with sha256(canonical_json({\"stub\": "
+               "rest, \"mucked\": mucked})) as hex, where rest is what is left of the stub and "
+               "mucked the cards mucked since the last reshuffle, in order: a discard's cards "
+               "as discarded, a folded hand's as its seat held them (a draw's cards in the "
+               "places of its discards)",
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
                "{table_id, hand_no, version, head_hash, stacks}; head_hash is the hash of the "
                "hand's last event and stacks maps each seat (as a string) to its final stack",
@@ -135,6 +145,13 @@ def deck_order(server_seed: str, client_seeds: dict, hand_no: int) -> list[str]:
 @lru_cache(maxsize=4)  # an audit shuffles a hand's deck twice: to check it, to replay
 def _deck_of_seed(deck_seed: str) -> tuple[str, ...]:
     return tuple(codes(shuffled(STANDARD_DECK, deck_seed)))
+
+
+def reshuffled_stub(stub: list[str], mucked: list[str]) -> list[str]:
+    """The new stub when the old runs short: what is left of it and the mucked cards."""
+    seed = hashlib.sha256(canonical_json({"stub": list(stub),
+                                          "mucked": list(mucked)}).encode()).hexdigest()
+    return codes(shuffled(parse_cards([*stub, *mucked]), seed))
 
 
 def receipt_message(receipt: dict) -> bytes:
@@ -324,20 +341,78 @@ def _deck(history, events, _key) -> str:
     data, deck = started["data"], opening["value"]
     if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
-    seen: set = set()
-    for event in events:
-        if event["type"] == "StubReshuffled":  # mucked cards go back into the stub
-            reshuffled = (event.get("openings") or {}).get("/cards")
-            seen = seen - set(reshuffled["value"]) if reshuffled else set()
-        field = {"CardsDealt": "cards", "CardsDrawn": "received",
-                 "BoardDealt": "cards"}.get(event["type"])
-        for card in _opened_cards(event, field) if field else ():
-            if card not in deck or card in seen:
-                raise Problem(f"event {event['version']}: {card} is not in the deck or was "
-                              "dealt twice")
-            seen.add(card)
+    dealt = dealt_in_order(deck, events)
     origin = "was imported" if _imported(started) else "matches the seeds"
-    return f"the deck {origin}; {len(seen)} dealt cards came from it once each"
+    return f"the deck {origin}; {dealt} dealt cards came off it in the order dealing takes"
+
+
+def dealt_in_order(deck: list[str], events: list[dict]) -> int:
+    """How many cards ``events`` (as a history holds them, their hidden values opened or
+    in the clear) deal, each checked to be the one ``ALGORITHMS["dealing"]`` takes off the
+    stub there, and each reshuffled stub the one it makes; Problem at the first that is not."""
+    stub, top, count, position = list(deck), 0, 0, 0
+    held: dict[Any, list[str]] = {}
+    mucked: list[str] = []
+    while position < len(events):
+        event = events[position]
+        kind, data = event["type"], event["data"]
+        if kind == "CardsDealt":
+            run = _alike_deals(events, position)
+            for j, dealt in enumerate(run):
+                taken = [_taken(stub, top + r * len(run) + j, dealt)
+                         for r in range(len(dealt["data"]["cards"]))]
+                _expect(dealt, "cards", taken)
+                held.setdefault(dealt["data"]["seat"], []).extend(taken)
+                count += len(taken)
+            top += sum(len(dealt["data"]["cards"]) for dealt in run)
+            position += len(run)
+            continue
+        if kind in ("BoardDealt", "CardsDrawn"):
+            field = "cards" if kind == "BoardDealt" else "received"
+            taken = [_taken(stub, top + i, event) for i in range(len(data[field]))]
+            _expect(event, field, taken)
+            top, count = top + len(taken), count + len(taken)
+            if kind == "CardsDrawn":
+                discarded = _opened_cards(event, "discarded")
+                replacements = iter(taken)
+                held[data["seat"]] = [next(replacements) if card in discarded else card
+                                      for card in held.get(data["seat"], [])]
+                mucked += discarded
+        elif kind == "PlayerFolded":
+            mucked += held.pop(data["seat"], [])
+        elif kind == "StubReshuffled":
+            stub, top, mucked = reshuffled_stub(stub[top:], mucked), 0, []
+            opened = data["cards"] if isinstance(data["cards"], list) else (
+                (event.get("openings") or {}).get("/cards") or {}).get("value")
+            if opened != stub:
+                raise Problem(f"event {event['version']}: the reshuffled stub is not the one "
+                              "the rest of the stub and the mucked cards make")
+        position += 1
+    return count
+
+
+def _alike_deals(events: list[dict], position: int) -> list[dict]:
+    """The CardsDealt events from ``position`` dealt together, a round at a time."""
+    first, run = events[position]["data"], []
+    for event in events[position:]:
+        data = event["data"]
+        if event["type"] != "CardsDealt" or data.get("face_up") != first.get("face_up") or (
+                len(data["cards"]) != len(first["cards"])):
+            break
+        run.append(event)
+    return run
+
+
+def _taken(stub: list[str], index: int, event: dict) -> str:
+    if index >= len(stub):
+        raise Problem(f"event {event['version']}: it deals more cards than the stub holds")
+    return stub[index]
+
+
+def _expect(event: dict, field: str, cards: list[str]) -> None:
+    if _opened_cards(event, field) != cards:
+        raise Problem(f"event {event['version']}: {event['type']} does not deal the cards "
+                      f"dealing takes off the stub there ({' '.join(cards)})")
 
 
 def _imported(started: dict) -> bool:

@@ -387,6 +387,29 @@ def test_a_history_without_its_receipt_proves_nothing_and_one_that_says_it_ended
     assert "partly verified: the history holds no receipt" in result.stdout
 
 
+def test_an_operator_who_re_signs_a_deal_out_of_the_decks_order_fails_the_deck(
+        client, fake_backend, table, tmp_path):
+    """Whoever holds the signing key can rewrite and re-sign a history, but not its deck:
+    two cards a seat was dealt, exchanged (each still dealt once, to that seat), are not
+    the cards the deck deals there."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    dealt = next(e for e in history["events"] if e["type"] == "CardsDealt")
+    cards, openings = dealt["data"]["cards"], dealt["openings"]
+    cards[0], cards[1] = cards[1], cards[0]
+    openings["/cards/0"], openings["/cards/1"] = openings["/cards/1"], openings["/cards/0"]
+    rechained(history["events"])
+    keys, head = fake_backend.config.keys(), history["events"][-1]
+    receipt = {**history["receipt"]["receipt"], "head_hash": head["hash"]}
+    history["receipt"] = {"receipt": receipt, "signature": keys.sign(receipt)}
+    (tmp_path / "resigned.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "resigned.json", "--public-key", keys.public_key)
+    assert result.returncode == 1, result.stdout
+    assert f"FAIL deck: event {dealt['version']}: CardsDealt does not deal the cards" in (
+        result.stdout), result.stdout
+    assert "ok   receipt" in result.stdout
+
+
 @pytest.mark.parametrize("text", ["{}", '{"events": []}'])
 def test_a_history_without_events_is_not_verified(tmp_path, text):
     (tmp_path / "empty.json").write_text(text)

@@ -10,20 +10,17 @@ card, the players share one common card dealt to the board (003: the stud river 
 full table). At the draw, the discards of the player drawing are not among those
 reshuffled.
 
-The reshuffle is a pure function of the hand: ``domain.cards.shuffled`` of what is
-left of the stub followed by the mucked cards, seeded with the SHA-256 of their canonical JSON. Both
-lists are hidden from every player and fixed by the hand's seeds, so nobody can
-steer it, and the new stub is recorded (hidden) in ``StubReshuffled``.
+The reshuffle is a pure function of what is left of the stub and of the mucked cards
+(``fairness.reshuffled_stub``, published in ``ALGORITHMS["dealing"]``), which the hand's
+seeds fix, so nobody can steer it; the new stub is recorded (hidden) in
+``StubReshuffled``.
 """
 
 from __future__ import annotations
 
-import hashlib
-
-from domain.cards import codes, parse_cards, shuffled
 from domain.errors import DomainError
 from domain.events import BoardDealt, CardsDealt, CardsDrawn, Event, StubReshuffled
-from domain.fairness import canonical_json
+from domain.fairness import reshuffled_stub
 from domain.poker.spec import Board, Deal
 from domain.poker.state import HandState
 
@@ -79,7 +76,5 @@ def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]
 
 
 def _reshuffled(stub: tuple[str, ...], mucked: tuple[str, ...]) -> tuple[list[Event], tuple]:
-    seed = hashlib.sha256(canonical_json({"stub": list(stub),
-                                          "mucked": list(mucked)}).encode()).hexdigest()
-    cards = tuple(codes(shuffled(parse_cards(stub + mucked), seed)))
+    cards = tuple(reshuffled_stub(list(stub), list(mucked)))
     return [StubReshuffled(cards=cards)], cards

@@ -1,7 +1,8 @@
 """Random legal hands of every variant, with short stacks, through the deciders only.
 
 For every hand: chips are conserved at every step; no card is ever in two places;
-replaying the events gives the live state; every event that holds no dict reads back from
+replaying the events gives the live state; the verifier's account of dealing
+(``fairness.dealt_in_order``) takes off the stub every card the engine dealt; every event that holds no dict reads back from
 its stored form (canonical JSON) exactly as it was decided, types and all (so the
 writer's cache may keep it as decided: ``holds_dicts``); the audit of the
 finished hand passes; and ``legal_actions`` and ``decide`` agree: every action offered is
@@ -23,7 +24,8 @@ from domain.audit import audit_hand
 from domain.cards import STANDARD_DECK, codes
 from domain.commands import Act, Showdown
 from domain.errors import DomainError
-from domain.events import event_from_dict, holds_dicts
+from domain import fairness
+from domain.events import BoardDealt, CardsDealt, CardsDrawn, event_from_dict, holds_dicts
 from domain.poker import engine
 from domain.poker.variants import VARIANTS
 from tests.poker.play import start, table_events
@@ -83,6 +85,11 @@ def play_checked(game, options, stacks, rng):
             assert holds_dicts(type(event)) or repr(stored) == repr(event), (event, stored)
     checks = audit_hand(1, events, at_table, seed)
     assert all(c["ok"] for c in checks), checks
+    as_history = [{"type": e.type, "data": e.to_dict(), "version": n}
+                  for n, e in enumerate(events, start=1)]
+    assert fairness.dealt_in_order(events[0].deck, as_history) == sum(
+        len(e.cards) for e in events if isinstance(e, (CardsDealt, BoardDealt))) + sum(
+        len(e.received) for e in events if isinstance(e, CardsDrawn))
 
 
 def as_stored(events):

@@ -3,6 +3,7 @@ cards, with scripted decks."""
 
 import pytest
 
+from domain import fairness
 from domain.errors import DomainError
 from domain.events import BoardDealt, CardsDealt, StubReshuffled
 from domain.frozen import replace
@@ -166,9 +167,10 @@ def test_when_the_stub_runs_short_the_discards_are_reshuffled_and_the_draw_goes_
 
 def river_after_a_fold_on_sixth_street(stub_first: bool):
     """Eight players of stud to the river, the second to act on sixth street folding to a
-    bet: the stub holds 4 cards for 7 rivers. (The hand's state before the river, and the
-    river's events.)"""
-    state, _ = start([1000] * 8, game="seven-card-stud", button=8)
+    bet: the stub holds 4 cards for 7 rivers. (The hand's state before the river, the
+    river's events, and the events dealt up to the river's, each as a history holds it.)"""
+    state, dealt = start([1000] * 8, game="seven-card-stud", button=8)
+    deck = dealt[0].deck
     if not stub_first:  # a hand played before the option: its options lack it
         state = replace(state, options={name: value for name, value in state.options.items()
                                         if name != "stub_first"})
@@ -183,13 +185,20 @@ def river_after_a_fold_on_sixth_street(stub_first: bool):
         else:
             kind = next(k for k in ("check", "call", "bring_in") if k in kinds)
             state, events = act(state, state.to_act, kind)
-    return before, events
+        dealt += events
+    assert fairness.dealt_in_order(deck, history(dealt)) == 8 * 6 + 7
+    return before, events, dealt
+
+
+def history(events) -> list[dict]:
+    return [{"type": e.type, "data": e.to_dict(), "version": n}
+            for n, e in enumerate(events, start=1)]
 
 
 def test_a_short_stub_is_dealt_first_then_the_discards_are_reshuffled():
     """001: the deck is used until a player is reached who cannot get the cards they need;
     only then are the discards reshuffled with what is left of it (``stub_first``)."""
-    before, events = river_after_a_fold_on_sixth_street(stub_first=True)
+    before, events, dealt = river_after_a_fold_on_sixth_street(stub_first=True)
     assert len(before.deck) == 4 and len(before.mucked) == 6
     rivers = [e for e in events if isinstance(e, CardsDealt)]
     order = [s.seat for s in before.from_left_of_button() if s.in_hand]
@@ -199,10 +208,16 @@ def test_a_short_stub_is_dealt_first_then_the_discards_are_reshuffled():
     assert events.index(reshuffled) + 1 == events.index(rivers[4])
     assert sorted(reshuffled.cards) == sorted(before.mucked)
     assert [e.cards[0] for e in rivers[4:]] == list(reshuffled.cards[:3])
+    swapped = history(dealt)  # two rivers exchanged: each still dealt once, out of order
+    first, second = (e["data"] for e in swapped[-len(events):] if e["type"] == "CardsDealt"
+                     and e["data"]["cards"] in ([rivers[0].cards[0]], [rivers[1].cards[0]]))
+    first["cards"], second["cards"] = second["cards"], first["cards"]
+    with pytest.raises(fairness.Problem, match="does not deal the cards"):
+        fairness.dealt_in_order(dealt[0].deck, swapped)
 
 
 def test_a_hand_played_before_stub_first_reshuffled_before_the_river():
-    before, events = river_after_a_fold_on_sixth_street(stub_first=False)
+    before, events, _ = river_after_a_fold_on_sixth_street(stub_first=False)
     reshuffled = next(e for e in events if isinstance(e, StubReshuffled))
     rivers = [e for e in events if isinstance(e, CardsDealt)]
     assert events.index(reshuffled) < events.index(rivers[0])
