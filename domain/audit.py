@@ -124,7 +124,7 @@ def _replay_legality(events, server_seed) -> str | None:
             return f"event {position + 1} ({events[position].type}) records no move"
         decided = _decided(game, state, command, events, position)
         if decided is None:
-            return f"event {position + 1} ({events[position].type}) is not what the rules decide"
+            return _first_difference(game.decide(state, command), events, position)
         state = reduce(game.evolve, decided, state)
         position += len(decided)
     return None
@@ -143,6 +143,17 @@ def _decided(game, state, command, events, position) -> list[Event] | None:
             if list(events[position:position + len(decided)]) == decided:
                 return decided
     return None
+
+
+def _first_difference(decided, events, position) -> str:
+    """Where the stored events from ``position`` first part from what the rules decide."""
+    stored = events[position:position + len(decided)]
+    at = next((i for i, (found, due) in enumerate(zip(stored, decided)) if found != due),
+              len(stored))
+    if position + at >= len(events):
+        return f"the events end where the rules decide {decided[at].type}"
+    return (f"event {position + at + 1} ({events[position + at].type}) is not what the rules "
+            "decide")
 
 
 def _command_at(game, events, position, server_seed):

@@ -76,11 +76,13 @@ class Action(Strict):
 
 
 class Digits(fields.Integer):
-    """A whole number in a query string, written in the digits 0-9 (``int`` also reads
-    ``1_0`` and the digits of other scripts)."""
+    """A whole number in a query string, written in the digits 0-9, perhaps after a minus
+    (which its range then refuses by name; ``int`` also reads ``1_0`` and the digits of
+    other scripts)."""
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+        digits = value[value[:1] == "-":] if isinstance(value, str) else ""
+        if not (digits.isascii() and digits.isdigit()):
             raise self.make_error("invalid")
         return super()._deserialize(value, attr, data, **kwargs)
 

@@ -339,6 +339,14 @@ def test_a_route_that_takes_no_query_parameters_refuses_them_before_any_write(
     assert client.get("/docs?utm_source=x").status_code == 200  # a page takes any link
 
 
+@pytest.mark.parametrize("suffix", ["?at=-1", "/events?after=-1"])
+def test_a_negative_number_is_refused_for_its_range_not_as_no_number(client, table, hand,
+                                                                      suffix):
+    response = client.get(hand_url(table, hand) + suffix, headers=table["auditor"])
+    [(_, messages)] = assert_problem(response, 422, "invalid_query")["errors"].items()
+    assert messages[0].startswith("Must be greater than or equal to"), messages
+
+
 @pytest.mark.parametrize("suffix, parameter", [
     ("?at=1&at=abc", "at"), ("?at=1_0", "at"), ("?at=%D9%A5", "at"),
     ("/history?format=json&format=xyz", "format")])

@@ -100,7 +100,9 @@ def action_event(state: HandState, seat: SeatState, kind: str, amount: int | Non
     if kind == "check":
         return PlayerChecked(seat=seat.seat)
     if kind == "add_chips":
-        if amount is None or not action["min"] <= amount <= action["max"]:
+        if amount is None:
+            raise DomainError("amount_required", "add_chips needs an amount (the chips added)")
+        if not action["min"] <= amount <= action["max"]:
             raise DomainError("amount_out_of_range", f"add between {action['min']} and "
                               f"{action['max']} chips, not {amount}")
         return ChipsBought(seat=seat.seat, amount=amount)

@@ -146,6 +146,7 @@ def test_all_bets_must_be_covered_by_default():
     assert engine.legal_actions(state, 2) == [
         {"type": "add_chips", "min": 40, "max": 10**9 - 60}, {"type": "fold"}]  # 60 in play
     refused("amount_out_of_range", state, 2, "add_chips", 10**9 - 59)  # past a stack's most
+    refused("amount_required", state, 2, "add_chips", None)
     refused("insufficient_chips", state, 2, "call")
     refused("insufficient_chips", state, 2, "raise", 75)
     state, _ = act(state, 2, "add_chips", 40)  # "game will be paused to accommodate buying"

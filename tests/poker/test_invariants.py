@@ -133,6 +133,9 @@ def test_the_audit_catches_a_card_swapped_after_the_deal():
                                face_up=dealt.face_up)
     checks = audit_hand(1, forged, table_events(events[0], events[-1]), "cd" * 32)
     assert {c["name"] for c in checks if not c["ok"]} == {"replay_legality"}
+    replay = next(c for c in checks if c["name"] == "replay_legality")
+    assert replay["detail"] == (f"event {index + 1} (CardsDealt) is not what the rules "
+                                "decide")  # the forged event, not the start it followed
 
 
 def test_the_audit_catches_another_server_seed():
