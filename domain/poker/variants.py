@@ -7,8 +7,8 @@ bet of 20, a big bet of 40 and an ante of 5).
 A rule added after hands were stored is an option (``split_chip``, ``short_forced_bet``,
 ``short_all_ins_add_up``, ``complete_needs_a_caller``, ``stub_first``): a hand's options
 are resolved when it starts, so a hand whose options lack one was played before it, and
-the engine reads its absence as the rule it was played by. Its audit, which decides every move
-again, then still holds. ``last_bettor_shows`` came after its rule did: its absence
+the engine reads its absence as the rule it was played by. Its audit, which decides
+every move again, then still holds. ``last_bettor_shows`` came after its rule did: its absence
 reads as that rule, and the audit also takes the rule before it (``showdown``).
 """
 

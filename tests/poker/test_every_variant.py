@@ -2,12 +2,12 @@
 
 For every hand: chips are conserved at every step; no card is ever in two places;
 replaying the events gives the live state; the verifier's account of dealing
-(``fairness.dealt_in_order``) takes off the stub every card the engine dealt; every event that holds no dict reads back from
-its stored form (canonical JSON) exactly as it was decided, types and all (so the
-writer's cache may keep it as decided: ``holds_dicts``); the audit of the
-finished hand passes; and ``legal_actions`` and ``decide`` agree: every action offered is
-accepted (at its smallest, largest and all-in amounts) and actions not offered, or
-amounts off the offered ones, are refused.
+(``fairness.dealt_in_order``) takes off the stub every card the engine dealt; every event
+that holds no dict reads back from its stored form (canonical JSON) exactly as it was
+decided, types and all (so the writer's cache may keep it as decided: ``holds_dicts``);
+the audit of the finished hand passes; and ``legal_actions`` and ``decide`` agree: every
+action offered is accepted (at its smallest, largest and all-in amounts) and actions not
+offered, or amounts off the offered ones, are refused.
 
 The number of hands per case comes from ``CARDROOM_PROPERTY_HANDS`` (default 60; the
 suite's 22 cases then play about 1,300 hands).
