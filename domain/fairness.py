@@ -39,7 +39,7 @@ import argparse
 import hashlib
 import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache, partial
 from json.encoder import encode_basestring
 from typing import Any
@@ -147,10 +147,9 @@ def _deck_of_seed(deck_seed: str) -> tuple[str, ...]:
     return tuple(codes(shuffled(STANDARD_DECK, deck_seed)))
 
 
-def reshuffled_stub(stub: list[str], mucked: list[str]) -> list[str]:
+def reshuffled_stub(stub: Sequence[str], mucked: Sequence[str]) -> list[str]:
     """The new stub when the old runs short: what is left of it and the mucked cards."""
-    seed = hashlib.sha256(canonical_json({"stub": list(stub),
-                                          "mucked": list(mucked)}).encode()).hexdigest()
+    seed = hashlib.sha256(canonical_json({"stub": stub, "mucked": mucked}).encode()).hexdigest()
     return codes(shuffled(parse_cards([*stub, *mucked]), seed))
 
 

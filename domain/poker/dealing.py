@@ -76,5 +76,5 @@ def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]
 
 
 def _reshuffled(stub: tuple[str, ...], mucked: tuple[str, ...]) -> tuple[list[Event], tuple]:
-    cards = tuple(reshuffled_stub(list(stub), list(mucked)))
+    cards = tuple(reshuffled_stub(stub, mucked))
     return [StubReshuffled(cards=cards)], cards
