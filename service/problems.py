@@ -118,7 +118,8 @@ def register(app: Flask) -> None:
         """Something other than this service wrote the record: no traceback of ours."""
         app.logger.error("a stored record does not decode: %s", error)
         return problem(500, "stored_record_unreadable", "a stored record of this table does "
-                       "not decode; the hand's audit names it, unless it is the table's own")
+                       "not decode, or is no event the rules apply; the hand's audit names it, "
+                       "unless it is the table's own")
 
     @app.after_request
     def store_answers(response):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any, Callable, Iterator
@@ -98,7 +99,8 @@ class ReplayCache:
             return self._keep(stream, base)  # the stream has nothing after the cached state
         if since == 0:
             base = Loaded(initial(), 0)
-        state = reduce(evolve, (self.to_event(e) for e in new), base.state)
+        with replaying(stream):
+            state = reduce(evolve, (self.to_event(e) for e in new), base.state)
         return self._keep(stream, Loaded(state, base.version + len(new),
                                          new[-1].hash if new else base.head_hash))
 
@@ -137,6 +139,24 @@ def no_hand(table_id: str, hand_no: int | None) -> NotFound:
 def opened_event(envelope: Envelope) -> Event:
     """The domain event of an envelope, its hidden values put back from the openings."""
     return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
+
+
+# What a stored record that decodes but is no event the rules apply raises as it is
+# replayed: an unknown type, a field missing or of another kind.
+NOT_REPLAYING = (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration,
+                 RecursionError)
+
+
+@contextmanager
+def replaying(stream: str) -> Iterator[None]:
+    """Around the replay of ``stream``'s stored events: one that does not replay is an
+    ``UnreadableRecord``, as one that does not decode (only a direct write to Redis
+    leaves either)."""
+    try:
+        yield
+    except NOT_REPLAYING as error:
+        raise UnreadableRecord(stream, "an event does not replay: "
+                               f"{type(error).__name__}: {error}") from None
 
 
 class Reads:
@@ -225,10 +245,11 @@ class Reads:
 
     def _replayed(self, table_id: str, hand_no: int, now: Any):
         """Each stored event of the hand with the state just after it, from the start."""
-        game = game_of(now.game)
+        game, stream = game_of(now.game), hand_stream(table_id, hand_no)
         state = game.initial_state(self.table(table_id).state.options)
-        for envelope in self.store.read(hand_stream(table_id, hand_no)):
-            state = game.evolve(state, opened_event(envelope))
+        for envelope in self.store.read(stream):
+            with replaying(stream):
+                state = game.evolve(state, opened_event(envelope))
             yield envelope, state
 
     def _seen(self, table_id: str, hand_no: int, version: int, state: Any,
@@ -272,7 +293,8 @@ class Reads:
                         yield "idle", version, None
                         continue
                 envelope = pending.pop(0)
-                state = game_of(state.game).evolve(state, opened_event(envelope))
+                with replaying(stream):
+                    state = game_of(state.game).evolve(state, opened_event(envelope))
                 version = envelope.version
                 reader = _reader(as_dealt(viewer, state), state)
                 yield "event", version, {**project(envelope, reader, state),
@@ -294,9 +316,9 @@ class Reads:
         hand = (snapshot or self.snapshot(table_id, hand_no)).the_hand()
         if after >= hand.version:  # the snapshot has just read the stream's end
             return []
-        viewer = as_dealt(viewer, hand.state)
-        return [project(e, viewer, hand.state)
-                for e in self.store.read(hand_stream(table_id, hand_no), after=after)]
+        viewer, stream = as_dealt(viewer, hand.state), hand_stream(table_id, hand_no)
+        with replaying(stream):
+            return [project(e, viewer, hand.state) for e in self.store.read(stream, after=after)]
 
     def history(self, table_id: str, hand_no: int, viewer: Viewer) -> dict:
         """Everything ``python3 -m domain.fairness verify`` needs, as ``viewer`` may see it,
@@ -321,16 +343,17 @@ class Reads:
             raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; it is exported "
                               "once it has")
         viewer = _reader(as_dealt(viewer, hand.state), hand.state)
-        events = []
-        for envelope in self.store.read(hand_stream(table_id, hand_no)):
-            seen = project(envelope, viewer, hand.state)
-            events.append(event_from_dict(envelope.type,
-                                          fairness.unseal(envelope.data, seen["openings"])))
+        events, stream = [], hand_stream(table_id, hand_no)
         receipt = self.store.get_json(receipt_key(table_id, hand_no))
-        return phh.export(events, {
-            "_table_id": table_id, "_hand_no": hand_no,
-            "_seed_commitment": events[0].seed_commitment or None,
-            "_receipt": receipt and {**receipt, "public_key": self.keys.public_key}})
+        with replaying(stream):
+            for envelope in self.store.read(stream):
+                seen = project(envelope, viewer, hand.state)
+                events.append(event_from_dict(envelope.type,
+                                              fairness.unseal(envelope.data, seen["openings"])))
+            return phh.export(events, {
+                "_table_id": table_id, "_hand_no": hand_no,
+                "_seed_commitment": events[0].seed_commitment or None,
+                "_receipt": receipt and {**receipt, "public_key": self.keys.public_key}})
 
     def receipt(self, table_id: str, hand_no: int) -> dict:
         if self.hand(table_id, hand_no).state.status != "ended":

@@ -587,6 +587,64 @@ def test_other_reads_of_a_record_that_does_not_decode_are_a_500_that_says_so(
     assert response.json["code"] == "stored_record_unreadable"
 
 
+def _first(kind, change):
+    """A rewrite of the first entry of type ``kind`` by ``change``, the chain kept."""
+    def rewrite(entries):
+        change(next(e for e in entries if e["type"] == kind))
+        return entries
+    return rewrite
+
+
+def _data(entry, **fields):
+    entry["data"] = json.dumps({**json.loads(entry["data"]), **fields})
+
+
+NOT_REPLAYING = {  # records that decode, but are no event the rules apply
+    "an unknown type": ("BetPlaced", lambda e: e.update(type="BetMade")),
+    "a field missing": ("BetPlaced", lambda e: e.update(data=json.dumps(
+        {k: v for k, v in json.loads(e["data"]).items() if k != "to"}))),
+    "an amount in a string": ("BetPlaced", lambda e: _data(e, to="50")),
+    "seats not a list": ("HandStarted", lambda e: _data(e, seats=7)),
+}
+READS = ["", "?at=LAST", "/events", "/history", "/history?format=phh"]
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_REPLAYING))
+def test_a_record_that_decodes_but_does_not_replay_is_a_500_that_says_so(
+        client, fake_backend, table, kind):
+    """Only a direct write to Redis leaves one. Every read of the hand answers the code of
+    an unreadable record, not an internal error, and the audit names what fails."""
+    hand_no = finished_hand(client, fake_backend, table)
+    last = get(client, table, hand_no, "", table["auditor"])["version"]
+    _rewrite(fake_backend.redis, hand_stream(table["id"], hand_no), _first(*NOT_REPLAYING[kind]),
+             rechain=True)  # a new head: the cache replays it
+    for suffix in READS:
+        response = client.get(hand_url(table, hand_no, suffix.replace("LAST", str(last))),
+                              headers=table["auditor"])
+        assert response.status_code == 500, (suffix, response.json)
+        assert response.json["code"] == "stored_record_unreadable", (suffix, response.json)
+    assert _failed(client, table, hand_no) - {"hash_chain", "receipt"}, kind
+
+
+@pytest.mark.parametrize("kind", ["an unknown type", "a field missing"])
+def test_a_table_record_that_does_not_replay_is_a_500_that_says_so(
+        client, fake_backend, table, kind):
+    hand_no = finished_hand(client, fake_backend, table)
+
+    def change(entry):
+        if kind == "an unknown type":
+            entry.update(type="PlayerSat")
+        else:
+            entry.update(data=json.dumps({k: v for k, v in json.loads(entry["data"]).items()
+                                          if k != "seat"}))
+    _rewrite(fake_backend.redis, table_stream(table["id"]), _first("PlayerSeated", change),
+             rechain=True)
+    for url in (f"/v1/tables/{table['id']}", hand_url(table, hand_no, "/audit")):
+        response = client.get(url, headers=table["auditor"])
+        assert response.status_code == 500, (url, response.json)
+        assert response.json["code"] == "stored_record_unreadable", (url, response.json)
+
+
 def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)
