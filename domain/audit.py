@@ -82,8 +82,10 @@ def _table_start(hand_no, events, table_events) -> str | None:
         if (started.game, started.hand_no) != (imported.game, hand_no) or not started.source:
             return "HandStarted differs from the table's HandImported"
         return None
-    position = next(i for i, e in enumerate(table_events)
-                    if isinstance(e, HandOpened) and e.hand_no == hand_no)
+    position = next((i for i, e in enumerate(table_events)
+                     if isinstance(e, HandOpened) and e.hand_no == hand_no), None)
+    if position is None:
+        return f"the table's events never open hand {hand_no}"
     before = reduce(table_rules.evolve, table_events[:position], table_rules.initial_state())
     # (``before.next_seed_commitment`` was published with the table or the previous hand.)
     opened = table_rules.evolve(before, table_events[position])

@@ -366,17 +366,20 @@ class Reads:
         return {**signed, "public_key": self.keys.public_key}
 
     def audit(self, table_id: str, hand_no: int, snapshot: Snapshot | None = None) -> dict:
-        """Every check of a hand, read afresh from the store (never from the cache, which
-        only says whether the table has the hand): its events, its table's and its receipt
-        in one round trip. ``snapshot``: the table as the caller read it already. A stored
-        record that does not decode fails the audit, as ``stored_records``."""
+        """Every check of a hand, read afresh from the store (never from the cache): its
+        events, its table's and its receipt in one round trip. ``snapshot``: the table as
+        the caller read it already. A stored record that does not decode fails the audit,
+        as ``stored_records``. A hand the table's events do not open is audited if it has
+        events (its ``table_start`` fails), else not found."""
         table = (snapshot or self.snapshot(table_id)).table.state
-        if not 1 <= hand_no <= table.hand_no:
+        if hand_no < 1:
             raise no_hand(table_id, hand_no)
         try:
             (envelopes, table_envelopes), (receipt,) = self.store.read_whole(
                 [hand_stream(table_id, hand_no), table_stream(table_id)],
                 [receipt_key(table_id, hand_no)])
+            if hand_no > table.hand_no and not envelopes:  # else audited: the table lost it
+                raise no_hand(table_id, hand_no)
         except UnreadableRecord as error:
             playing = table.hand_in_progress and table.hand_no == hand_no  # as the table says
             return {"table_id": table_id, "hand_no": hand_no,

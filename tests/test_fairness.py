@@ -645,6 +645,20 @@ def test_a_table_record_that_does_not_replay_is_a_500_that_says_so(
         assert response.json["code"] == "stored_record_unreadable", (url, response.json)
 
 
+def test_a_hand_whose_opening_is_gone_from_the_table_is_audited_not_lost(
+        client, fake_backend, table):
+    """The table's events, rechained without the hand's ``HandOpened``, no longer count the
+    hand; its own events are still there, and the audit says what is wrong with them."""
+    hand_no = finished_hand(client, fake_backend, table)
+    _rewrite(fake_backend.redis, table_stream(table["id"]),
+             lambda entries: [e for e in entries if e["type"] != "HandOpened"], rechain=True)
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["valid"] is False and audit["status"] == "ended"
+    assert _check(audit, "table_start")["detail"] == "the table's events never open hand 1"
+    missing = client.get(hand_url(table, hand_no + 1, "/audit"), headers=table["auditor"])
+    assert missing.status_code == 404 and missing.json["code"] == "hand_not_found"
+
+
 def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)
