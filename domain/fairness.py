@@ -29,8 +29,11 @@ The algorithms (``ALGORITHMS`` says the same for ``GET /v1/fairness``):
   sha256(bytes.fromhex(server_seed) + canonical_json({"client_seeds": {seat:
   client_seed of every seat dealt in}, "hand_no": n}))``, hex.
 * receipts: Ed25519 over the canonical JSON of the receipt ``{"table_id",
-  "hand_no", "version", "head_hash", "stacks"}``, where ``head_hash`` is the
-  hash of the hand's last event.
+  "hand_no", "version", "head_hash", "stacks", "table_version",
+  "table_head_hash"}``, where ``head_hash`` is the hash of the hand's last event
+  and ``table_head_hash`` that of the table's event at ``table_version`` (its
+  ``HandSettled``). Receipts signed before the table's fields were added lack
+  them; a verifier checks the signature over the receipt as it is.
 """
 
 from __future__ import annotations
@@ -83,8 +86,11 @@ ALGORITHMS = {
                "as discarded, a folded hand's as its seat held them (a draw's cards in the "
                "places of its discards)",
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
-               "{table_id, hand_no, version, head_hash, stacks}; head_hash is the hash of the "
-               "hand's last event and stacks maps each seat (as a string) to its final stack",
+               "{table_id, hand_no, version, head_hash, stacks, table_version, "
+               "table_head_hash}; head_hash is the hash of the hand's last event, stacks maps "
+               "each seat (as a string) to its final stack, and table_head_hash is the hash "
+               "of the table's event at table_version, its HandSettled for the hand (receipts "
+               "signed before these two were added lack them)",
     "verify": "python3 -m domain.fairness verify HISTORY.json --public-key HEX",
 }
 
@@ -285,6 +291,26 @@ def chain_problem(events: list[dict], data_json: list[str | None] | None = None)
         if hashed != event.get("hash"):
             return f"event {version}: hash does not match its content"
         previous = event["hash"]
+    return None
+
+
+def table_signed_problem(signed: dict | None, table_events: list[dict]) -> str | None:
+    """Whether the receipt (``signed``, as stored) signs the table's events as they are:
+    its ``table_head_hash`` is the hash of the table's event at ``table_version``, so every
+    table event up to the hand's settlement is as it was when the hand ended (given an
+    unbroken chain and a valid signature, checked apart). None when it does, or when there
+    is nothing to compare (no receipt, or one signed before receipts named the table)."""
+    receipt = (signed or {}).get("receipt") or {}
+    if "table_head_hash" not in receipt:
+        return None
+    version = receipt.get("table_version")
+    found = next((e for e in table_events if e.get("version") == version), None)
+    if found is None:
+        return (f"the receipt signs the table's event {version}, which the table's events "
+                "do not hold")
+    if found.get("hash") != receipt["table_head_hash"]:
+        return (f"the table's event {version} is not the one the receipt signs: the table's "
+                "events up to the hand's settlement were changed since")
     return None
 
 

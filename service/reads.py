@@ -393,10 +393,12 @@ class Reads:
                     "receipt": receipt}
         checks = fairness.verify_history(document, self.keys.public_key,
                                          [canonical_as_stored(e) for e in envelopes])
-        table_problem = fairness.chain_problem([e.to_dict() for e in table_envelopes],
+        table_events = [e.to_dict() for e in table_envelopes]
+        table_problem = fairness.chain_problem(table_events,
                                                [canonical_as_stored(e) for e in table_envelopes])
         checks.append({"name": "table_chain", "ok": table_problem is None,
                        "detail": table_problem or f"{len(table_envelopes)} table events chained"})
+        checks.append(_table_signed(receipt, table_events))
         checks += self._rule_checks(hand_no, envelopes, table_envelopes, document["server_seed"])
         audit = {"table_id": table_id, "hand_no": hand_no,
                  "status": "ended" if ended else "in_progress"}
@@ -416,6 +418,18 @@ class Reads:
             return [{"name": "replay_legality", "ok": False,
                      "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
         return audit_hand(hand_no, events, table_events, server_seed)
+
+
+def _table_signed(receipt: dict | None, table_events: list[dict]) -> dict:
+    if receipt is None:
+        return {"name": "table_signed", "ok": True, "skipped": True,
+                "detail": "no receipt yet: the hand has not ended"}
+    if "table_head_hash" not in receipt["receipt"]:
+        return {"name": "table_signed", "ok": True, "skipped": True,
+                "detail": "the receipt was signed before receipts named the table's events"}
+    problem = fairness.table_signed_problem(receipt, table_events)
+    return {"name": "table_signed", "ok": problem is None, "detail": problem or (
+        f"the receipt signs the table's events up to event {receipt['receipt']['table_version']}")}
 
 
 def _reader(viewer: Viewer, now: Any) -> Viewer:

@@ -470,11 +470,13 @@ class Cardroom(Reads):
                         table_id, hand_no, error)
 
     def _receipt(self, table_id: str, hand_no: int, stream: str, ended: HandEnded):
-        """For ``also_set``: the hand's receipt, signed over its last event, beside it."""
+        """For ``also_set``: the hand's receipt, signed over its last event and over the
+        table's (its ``HandSettled``), beside it."""
         def signed(by_stream: dict[str, list[Envelope]]) -> dict[str, str]:
-            head = by_stream[stream][-1]
+            head, table_head = by_stream[stream][-1], by_stream[table_stream(table_id)][-1]
             receipt = {"table_id": table_id, "hand_no": hand_no, "version": head.version,
-                       "head_hash": head.hash, "stacks": dict(ended.stacks)}
+                       "head_hash": head.hash, "stacks": dict(ended.stacks),
+                       "table_version": table_head.version, "table_head_hash": table_head.hash}
             return {receipt_key(table_id, hand_no): jsonio.canonical(
                 {"receipt": receipt, "signature": self.keys.sign(receipt)})}
         return signed

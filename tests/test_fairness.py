@@ -273,9 +273,13 @@ def test_each_seat_dealt_in_and_the_auditor_fetch_the_same_signed_receipt(
         bytes.fromhex(signed["signature"]),
         json.dumps(signed["receipt"], sort_keys=True, separators=(",", ":")).encode())
     events = get(client, table, hand_no, "/events", table["auditor"])["events"]
+    (_, settled), = fake_backend.redis.xrevrange(table_stream(table["id"]), count=1)
+    assert settled[b"type"] == b"HandSettled"
     assert signed["receipt"] == {"table_id": table["id"], "hand_no": hand_no,
                                  "version": events[-1]["version"], "head_hash": events[-1]["hash"],
-                                 "stacks": events[-1]["data"]["stacks"]}
+                                 "stacks": events[-1]["data"]["stacks"],
+                                 "table_version": int(settled[b"version"]),
+                                 "table_head_hash": settled[b"hash"].decode()}
     admin = client.get(hand_url(table, hand_no, "/receipt"), headers=table["admin"])
     assert admin.status_code == 403
 
@@ -659,6 +663,42 @@ def test_a_hand_whose_opening_is_gone_from_the_table_is_audited_not_lost(
     assert missing.status_code == 404 and missing.json["code"] == "hand_not_found"
 
 
+def test_the_receipt_signs_the_table_so_a_rechained_seat_fails_the_audit(
+        client, fake_backend, table):
+    """Two seats' token hashes swapped and the table's chain made again over them: the
+    chain holds, but the receipt signed the table's settlement as it was."""
+    hand_no = finished_hand(client, fake_backend, table)
+    assert _check(get(client, table, hand_no, "/audit", table["auditor"]), "table_signed")[
+        "ok"]
+
+    def swapped(entries):
+        seated = [e for e in entries if e["type"] == "PlayerSeated"][:2]
+        data = [json.loads(e["data"]) for e in seated]
+        data[0]["token_hash"], data[1]["token_hash"] = data[1]["token_hash"], data[0]["token_hash"]
+        for entry, changed in zip(seated, data):
+            entry["data"] = fairness.canonical_json(changed)
+        return entries
+    _rewrite(fake_backend.redis, table_stream(table["id"]), swapped, rechain=True)
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert {c["name"] for c in audit["checks"] if not c["ok"]} == {"table_signed"}
+    assert "changed since" in _check(audit, "table_signed")["detail"]
+
+
+def test_a_receipt_signed_before_it_named_the_table_still_audits(
+        client, fake_backend, table):
+    hand_no = finished_hand(client, fake_backend, table)
+    key = receipt_key(table["id"], hand_no)
+    signed = json.loads(fake_backend.redis.get(key))
+    old = {k: v for k, v in signed["receipt"].items()
+           if k not in ("table_version", "table_head_hash")}
+    keys = client.application.extensions["cardroom"].keys
+    fake_backend.redis.set(key, fairness.canonical_json(
+        {"receipt": old, "signature": keys.sign(old)}))
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert audit["valid"], [c for c in audit["checks"] if not c["ok"]]
+    assert _check(audit, "table_signed").get("skipped")
+
+
 def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)
@@ -673,7 +713,7 @@ def test_the_audit_catches_an_edited_hand_settled_and_the_api_serves_the_edit(
     _rewrite(fake_backend.redis, table_stream(table["id"]), richer)
     assert _failed(client, table, hand_no) == {"table_chain", "table_settlement"}
     _rewrite(fake_backend.redis, table_stream(table["id"]), lambda e: e, rechain=True)
-    assert _failed(client, table, hand_no) == {"table_settlement"}
+    assert _failed(client, table, hand_no) == {"table_settlement", "table_signed"}
     assert _table(client, table)["seats"][0]["stack"] == 5000  # a new head: no stale cache
 
 
