@@ -433,8 +433,8 @@ def test_history_and_audit_after_an_uncontested_hand(client, fake_backend, table
     assert audit["valid"] and audit["status"] == "ended"
     assert [c["name"] for c in audit["checks"]] == [
         "hash_chain", "commitments", "shown_hands", "seed_commitment", "deck", "receipt",
-        "table_chain", "completeness", "table_start", "table_settlement", "replay_legality",
-        "chip_conservation"]
+        "table_chain", "table_signed", "completeness", "table_start", "table_settlement",
+        "replay_legality", "chip_conservation"]
     assert fake_backend.redis.xlen(table_stream(table["id"])) == 6  # created, 3 seated, opened, settled
 
 
