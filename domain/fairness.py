@@ -294,21 +294,17 @@ def chain_problem(events: list[dict], data_json: list[str | None] | None = None)
     return None
 
 
-def table_signed_problem(signed: dict | None, table_events: list[dict]) -> str | None:
-    """Whether the receipt (``signed``, as stored) signs the table's events as they are:
-    its ``table_head_hash`` is the hash of the table's event at ``table_version``, so every
-    table event up to the hand's settlement is as it was when the hand ended (given an
-    unbroken chain and a valid signature, checked apart). None when it does, or when there
-    is nothing to compare (no receipt, or one signed before receipts named the table)."""
-    receipt = (signed or {}).get("receipt") or {}
-    if "table_head_hash" not in receipt:
-        return None
+def table_signed_problem(receipt: dict, table_events: list[dict]) -> str | None:
+    """Whether ``receipt`` signs the table's events as they are: its ``table_head_hash`` is
+    the hash of the table's event at ``table_version``, so every table event up to the
+    hand's settlement is as it was when the hand ended (given an unbroken chain and a
+    valid signature, checked apart). None when it does."""
     version = receipt.get("table_version")
     found = next((e for e in table_events if e.get("version") == version), None)
     if found is None:
         return (f"the receipt signs the table's event {version}, which the table's events "
                 "do not hold")
-    if found.get("hash") != receipt["table_head_hash"]:
+    if found.get("hash") != receipt.get("table_head_hash"):
         return (f"the table's event {version} is not the one the receipt signs: the table's "
                 "events up to the hand's settlement were changed since")
     return None

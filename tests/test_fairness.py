@@ -684,6 +684,15 @@ def test_the_receipt_signs_the_table_so_a_rechained_seat_fails_the_audit(
     assert "changed since" in _check(audit, "table_signed")["detail"]
 
 
+@pytest.mark.parametrize("stored", [{}, {"receipt": 5, "signature": ""}, [1]])
+def test_a_receipt_of_another_shape_fails_the_audit_without_a_500(
+        client, fake_backend, table, stored):
+    hand_no = finished_hand(client, fake_backend, table)
+    fake_backend.redis.set(receipt_key(table["id"], hand_no), json.dumps(stored))
+    audit = get(client, table, hand_no, "/audit", table["auditor"])
+    assert not _check(audit, "receipt")["ok"] and _check(audit, "table_signed").get("skipped")
+
+
 def test_a_receipt_signed_before_it_named_the_table_still_audits(
         client, fake_backend, table):
     hand_no = finished_hand(client, fake_backend, table)
