@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import reduce
 
 from domain import table as table_rules
-from domain.errors import DomainError
+from domain.errors import MALFORMED
 from domain.events import (ChipsBought, Event, HandEnded, HandImported, HandOpened, HandSettled,
                            HandStarted, PotAwarded)
 from domain.frozen import replace
@@ -45,8 +45,7 @@ def audit_hand(hand_no: int, events: list[Event], table_events: list[Event],
 def _check(name, check) -> dict:
     try:
         problem = check()
-    except (DomainError, KeyError, ValueError, TypeError, IndexError, StopIteration,
-            RecursionError) as error:
+    except MALFORMED as error:
         problem = f"{type(error).__name__}: {error}"
     return {"name": name, "ok": problem is None, "detail": problem or "ok"}
 
@@ -108,6 +107,8 @@ def _table_start(hand_no, events, table_events) -> str | None:
 
 def _table_settlement(hand_no, events, table_events) -> str | None:
     settled, ended = _settled(hand_no, table_events), _ended(events)
+    if settled is None:
+        return f"the table's events never settle hand {hand_no}"
     if settled.stacks != ended.stacks:
         return (f"the table's HandSettled holds stacks {settled.stacks}, the hand ended with "
                 f"{ended.stacks}")

@@ -10,3 +10,10 @@ class DomainError(Exception):
         self.code = code
         self.message = message
         self.extra = extra
+
+
+# What applying a stored event of the wrong shape raises (an unknown type, a field missing
+# or of another kind): the audit reports it as a failed check, a read as a record that
+# does not replay.
+MALFORMED = (DomainError, KeyError, TypeError, ValueError, AttributeError, IndexError,
+             StopIteration, RecursionError)

@@ -34,7 +34,7 @@ from service import metrics
 from service.backend import READ_TIMEOUT, store_unavailable
 from service.problems import ApiError
 from service.reads import Reads, Snapshot
-from service.store import Envelope, EventStore
+from service.store import Envelope, EventStore, UnreadableRecord
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +121,8 @@ class Paced:
                 yield (": heartbeat\n\n" if kind == "idle" else
                        f"id: {version}\nevent: {kind}\ndata: {json.dumps(data)}\n\n")
                 self.quiet_since = self.clock()
+        except UnreadableRecord as error:  # its headers are sent: the stream can only end
+            log.error("an event stream closed: a stored record does not decode: %s", error)
         except Exception as error:
             if not store_unavailable(error):
                 raise

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 from domain import fairness, phh
 from domain import table as table_rules
 from domain.audit import audit_hand
-from domain.errors import DomainError
+from domain.errors import MALFORMED, DomainError
 from domain.events import Event, event_from_dict, holds_dicts
 from domain.games import game as game_of
 from domain.views import Viewer, as_dealt, sees_everything, view_hand, visible_openings
@@ -141,20 +141,15 @@ def opened_event(envelope: Envelope) -> Event:
     return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
 
 
-# What a stored record that decodes but is no event the rules apply raises as it is
-# replayed: an unknown type, a field missing or of another kind.
-NOT_REPLAYING = (KeyError, TypeError, ValueError, AttributeError, IndexError, StopIteration,
-                 RecursionError)
-
-
 @contextmanager
 def replaying(stream: str) -> Iterator[None]:
-    """Around the replay of ``stream``'s stored events: one that does not replay is an
+    """Around the replay of ``stream``'s stored events, and the views of the states they
+    lead to: one that does not replay (``domain.errors.MALFORMED``) is an
     ``UnreadableRecord``, as one that does not decode (only a direct write to Redis
     leaves either)."""
     try:
         yield
-    except NOT_REPLAYING as error:
+    except MALFORMED as error:
         raise UnreadableRecord(stream, "an event does not replay: "
                                f"{type(error).__name__}: {error}") from None
 
@@ -216,7 +211,8 @@ class Reads:
             raise NotFound("table_not_found", f"no table {shown(table_id)}")
         if hand_no is None or not 1 <= hand_no <= table.state.hand_no:
             return Snapshot(table_id, table, hand_no)
-        game = game_of(table.state.hand_games[hand_no - 1])
+        with replaying(streams[0]):  # the table's events name the game of each hand
+            game = game_of(table.state.hand_games[hand_no - 1])
         options = table.state.options
         hand = self.cache.advance(streams[1], bases[1], *read[1],
                                   lambda: game.initial_state(options), game.evolve)
@@ -245,7 +241,9 @@ class Reads:
 
     def _replayed(self, table_id: str, hand_no: int, now: Any):
         """Each stored event of the hand with the state just after it, from the start."""
-        game, stream = game_of(now.game), hand_stream(table_id, hand_no)
+        stream = hand_stream(table_id, hand_no)
+        with replaying(stream):
+            game = game_of(now.game)
         state = game.initial_state(self.table(table_id).state.options)
         for envelope in self.store.read(stream):
             with replaying(stream):
@@ -255,7 +253,9 @@ class Reads:
     def _seen(self, table_id: str, hand_no: int, version: int, state: Any,
               viewer: Viewer) -> dict:
         """The hand read: the state at ``version`` as ``viewer`` sees it."""
-        view = {"table_id": table_id, "version": version, **view_hand(state, viewer)}
+        with replaying(hand_stream(table_id, hand_no)):
+            seen = view_hand(state, viewer)
+        view = {"table_id": table_id, "version": version, **seen}
         if viewer.revealed:
             view["server_seed"] = self.keys.server_seed(table_id, hand_no)
         return view
@@ -359,10 +359,13 @@ class Reads:
         if self.hand(table_id, hand_no).state.status != "ended":
             raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; its receipt is "
                               "signed when it does")
-        signed = self.store.get_json(receipt_key(table_id, hand_no))
+        key = receipt_key(table_id, hand_no)
+        signed = self.store.get_json(key)
         if signed is None:
             raise NotFound("receipt_not_found", f"hand {hand_no} ended without a stored receipt; "
                            "its audit fails")
+        if not isinstance(signed, dict):
+            raise UnreadableRecord(key, "not a JSON object")
         return {**signed, "public_key": self.keys.public_key}
 
     def audit(self, table_id: str, hand_no: int, snapshot: Snapshot | None = None) -> dict:
@@ -414,7 +417,7 @@ class Reads:
         try:
             events = [opened_event(e) for e in envelopes]
             table_events = [opened_event(e) for e in table_envelopes]
-        except (KeyError, TypeError, ValueError, RecursionError) as error:
+        except MALFORMED as error:
             return [{"name": "replay_legality", "ok": False,
                      "detail": f"the stored events cannot be read: {type(error).__name__}: {error}"}]
         return audit_hand(hand_no, events, table_events, server_seed)
