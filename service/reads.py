@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any, Callable, Iterator
@@ -141,17 +140,23 @@ def opened_event(envelope: Envelope) -> Event:
     return event_from_dict(envelope.type, fairness.unseal(envelope.data, envelope.openings))
 
 
-@contextmanager
-def replaying(stream: str) -> Iterator[None]:
+class replaying:
     """Around the replay of ``stream``'s stored events, and the views of the states they
     lead to: one that does not replay (``domain.errors.MALFORMED``) is an
     ``UnreadableRecord``, as one that does not decode (only a direct write to Redis
-    leaves either)."""
-    try:
-        yield
-    except MALFORMED as error:
-        raise UnreadableRecord(stream, "an event does not replay: "
-                               f"{type(error).__name__}: {error}") from None
+    leaves either). A class, not a ``contextmanager``: a read passes through one, and
+    this costs a quarter as much."""
+
+    def __init__(self, stream: str):
+        self.stream = stream
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, _traceback) -> None:
+        if kind is not None and issubclass(kind, MALFORMED):
+            raise UnreadableRecord(self.stream, "an event does not replay: "
+                                   f"{kind.__name__}: {error}") from None
 
 
 class Reads:
