@@ -32,7 +32,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import logging
 import os
 import secrets
@@ -96,7 +95,7 @@ class Keys:
 
     def encrypt(self, openings: dict, context: str) -> str:
         nonce = os.urandom(12)
-        sealed = self._cipher.encrypt(nonce, json.dumps(openings).encode(), context.encode())
+        sealed = self._cipher.encrypt(nonce, jsonio.dumps(openings).encode(), context.encode())
         return base64.b64encode(nonce + sealed).decode()
 
     def decrypt(self, blob: str, context: str) -> dict:

@@ -1,8 +1,10 @@
 """Event store tests, each run on fakeredis (with Lua) and on a real Redis the tests start."""
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import threading
 from datetime import datetime, timezone
 
@@ -607,3 +609,14 @@ def test_a_script_call_is_sent_again_when_its_connection_was_closed(redis_url, r
         assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
         ((version, events),) = store.read_on([(table_stream(T), 0, GENESIS_HASH)])
         assert (version, [e.version for e in events]) == (0, [1])
+
+
+def test_openings_decrypt_as_written_now_and_as_written_before():
+    """Openings are encrypted as compact JSON; those stored before, with the spaces of
+    Python's ``json.dumps``, still decrypt to the same value."""
+    openings = {"/cards/0": {"value": "As", "salt": "ab" * 16}}
+    assert KEYS.decrypt(KEYS.encrypt(openings, "ctx"), "ctx") == openings
+    nonce = os.urandom(12)
+    before = KEYS._cipher.encrypt(nonce, json.dumps(openings).encode(), b"ctx")
+    assert b" " in json.dumps(openings).encode()
+    assert KEYS.decrypt(base64.b64encode(nonce + before).decode(), "ctx") == openings
