@@ -214,9 +214,9 @@ class Reads:
                                    table_rules.evolve)
         if not table.state.created:
             raise NotFound("table_not_found", f"no table {shown(table_id)}")
-        if hand_no is None or not 1 <= hand_no <= table.state.hand_no:
-            return Snapshot(table_id, table, hand_no)
-        with replaying(streams[0]):  # the table's events name the game of each hand
+        with replaying(streams[0]):  # the table's events number the hands and name games
+            if hand_no is None or not 1 <= hand_no <= table.state.hand_no:
+                return Snapshot(table_id, table, hand_no)
             game = game_of(table.state.hand_games[hand_no - 1])
         options = table.state.options
         hand = self.cache.advance(streams[1], bases[1], *read[1],
@@ -338,7 +338,7 @@ class Reads:
                 "version": len(events), "events": events,
                 "server_seed": self.keys.server_seed(table_id, hand_no) if viewer.revealed
                 else None,
-                "receipt": self.store.get_json(receipt_key(table_id, hand_no)),
+                "receipt": self._stored_receipt(table_id, hand_no),
                 "public_key": self.keys.public_key}
 
     def phh(self, table_id: str, hand_no: int, viewer: Viewer) -> str:
@@ -349,7 +349,7 @@ class Reads:
                               "once it has")
         viewer = _reader(as_dealt(viewer, hand.state), hand.state)
         events, stream = [], hand_stream(table_id, hand_no)
-        receipt = self.store.get_json(receipt_key(table_id, hand_no))
+        receipt = self._stored_receipt(table_id, hand_no)
         with replaying(stream):
             for envelope in self.store.read(stream):
                 seen = project(envelope, viewer, hand.state)
@@ -364,14 +364,22 @@ class Reads:
         if self.hand(table_id, hand_no).state.status != "ended":
             raise DomainError("hand_not_ended", f"hand {hand_no} has not ended; its receipt is "
                               "signed when it does")
-        key = receipt_key(table_id, hand_no)
-        signed = self.store.get_json(key)
+        signed = self._stored_receipt(table_id, hand_no)
         if signed is None:
             raise NotFound("receipt_not_found", f"hand {hand_no} ended without a stored receipt; "
                            "its audit fails")
-        if not isinstance(signed, dict):
-            raise UnreadableRecord(key, "not a JSON object")
         return {**signed, "public_key": self.keys.public_key}
+
+    def _stored_receipt(self, table_id: str, hand_no: int) -> dict | None:
+        """The hand's signed receipt as stored, if any; ``UnreadableRecord`` if it is not one
+        (the audit reads it as it is, and its ``receipt`` check says what is wrong)."""
+        key = receipt_key(table_id, hand_no)
+        signed = self.store.get_json(key)
+        if signed is not None and not (
+                isinstance(signed, dict) and isinstance(signed.get("receipt"), dict)
+                and isinstance(signed.get("signature"), str)):
+            raise UnreadableRecord(key, "not a signed receipt")
+        return signed
 
     def audit(self, table_id: str, hand_no: int, snapshot: Snapshot | None = None) -> dict:
         """Every check of a hand, read afresh from the store (never from the cache): its
@@ -386,8 +394,9 @@ class Reads:
             (envelopes, table_envelopes), (receipt,) = self.store.read_whole(
                 [hand_stream(table_id, hand_no), table_stream(table_id)],
                 [receipt_key(table_id, hand_no)])
-            if hand_no > table.hand_no and not envelopes:  # else audited: the table lost it
-                raise no_hand(table_id, hand_no)
+            with replaying(table_stream(table_id)):
+                if hand_no > table.hand_no and not envelopes:  # else audited: the table lost it
+                    raise no_hand(table_id, hand_no)
         except UnreadableRecord as error:
             playing = table.hand_in_progress and table.hand_no == hand_no  # as the table says
             return {"table_id": table_id, "hand_no": hand_no,

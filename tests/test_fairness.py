@@ -708,12 +708,36 @@ def test_a_later_hand_of_a_table_that_lost_an_opening_is_unreadable_not_a_500(
         assert response.json["code"] in ("hand_not_found", "stored_record_unreadable"), suffix
 
 
-@pytest.mark.parametrize("stored", [[1], "x"])
-def test_a_receipt_that_is_no_object_is_unreadable_not_a_500(client, fake_backend, table, stored):
+@pytest.mark.parametrize("stored", [[1], "x", {}, {"receipt": [], "signature": "00"}])
+def test_a_stored_receipt_that_is_none_is_unreadable_not_passed_on(
+        client, fake_backend, table, stored):
     hand_no = finished_hand(client, fake_backend, table)
     fake_backend.redis.set(receipt_key(table["id"], hand_no), json.dumps(stored))
-    response = client.get(hand_url(table, hand_no, "/receipt"), headers=table["auditor"])
-    assert response.status_code == 500 and response.json["code"] == "stored_record_unreadable"
+    for suffix in ("/receipt", "/history", "/history?format=phh"):
+        response = client.get(hand_url(table, hand_no, suffix), headers=table["auditor"])
+        assert response.status_code == 500, (suffix, response.json)
+        assert response.json["code"] == "stored_record_unreadable", suffix
+
+
+@pytest.mark.parametrize("hand_no", ["2", None, [2]])
+def test_a_hand_number_of_another_kind_in_the_table_is_unreadable_not_a_500(
+        client, fake_backend, table, hand_no):
+    finished_hand(client, fake_backend, table)
+    finished_hand(client, fake_backend, table)
+
+    def renumbered(entries):
+        last = [e for e in entries if e["type"] == "HandOpened"][-1]
+        _data(last, hand_no=hand_no)
+        return entries
+    _rewrite(fake_backend.redis, table_stream(table["id"]), renumbered, rechain=True)
+    for hand in (1, 2):
+        for suffix in ("", "/events", "/audit"):
+            response = client.get(hand_url(table, hand, suffix), headers=table["auditor"])
+            if suffix == "/audit" and response.status_code == 200:  # it names what fails
+                assert response.json["valid"] is False
+                continue
+            assert response.status_code == 500, (hand, suffix, response.json)
+            assert response.json["code"] == "stored_record_unreadable", (hand, suffix)
 
 
 def test_the_receipt_signs_the_table_so_a_rechained_seat_fails_the_audit(
