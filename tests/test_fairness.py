@@ -593,7 +593,7 @@ def test_other_reads_of_a_record_that_does_not_decode_are_a_500_that_says_so(
 
 
 def _first(kind, change):
-    """A rewrite of the first entry of type ``kind`` by ``change``, the chain kept."""
+    """For ``_rewrite``: the first entry of type ``kind`` changed by ``change``."""
     def rewrite(entries):
         change(next(e for e in entries if e["type"] == kind))
         return entries
