@@ -52,6 +52,9 @@ class Config:
     rq_redis_url: str | None = None  # RQ_REDIS_URL; None = REDIS_URL
     archive_after: float | None = None  # CARDROOM_ARCHIVE_AFTER, seconds; None = never
     client_silence: float = 30.0  # CARDROOM_CLIENT_SILENCE, seconds; see service.refusals
+    # CARDROOM_MAX_REQUESTS_PER_ADDRESS: requests one peer address has under way at once in a
+    # process (each holds a thread); 0 = no bound. See service.refusals
+    max_requests_per_address: int = 16
     metrics_port: int | None = None  # CARDROOM_METRICS_PORT: a worker's own metrics, on HOST
     # CARDROOM_TRUSTED_PROXIES: proxies in front of the API, each adding the address it was
     # sent from to X-Forwarded-For; the client's address is the one the outermost added
@@ -118,6 +121,8 @@ class Config:
             client_silence=_positive(_number(
                 environ, "CARDROOM_CLIENT_SILENCE", float, default.client_silence
             ), "CARDROOM_CLIENT_SILENCE"),
+            max_requests_per_address=_number(environ, "CARDROOM_MAX_REQUESTS_PER_ADDRESS", int,
+                                             default.max_requests_per_address),
             trusted_proxies=_number(environ, "CARDROOM_TRUSTED_PROXIES", int,
                                     default.trusted_proxies),
             metrics_port=_optional_port(environ, "CARDROOM_METRICS_PORT"),

@@ -15,13 +15,14 @@ trip, one key, so it runs on Redis Cluster) checks and counts a request, timed b
 ``Retry-After``, the whole seconds until the next request is allowed.
 
 Made-up tokens: a token's bucket is full the first time it is seen, so a client sending a
-new random token with every request would never be limited. So a request counts against
-its token's bucket alone only if ``service.auth`` recognised the token at the table it
-names; any other request with a token (made up, of another table, for a table that does not
-exist, or sent to a route that reads none) also counts against its address's bucket, once
-it is answered. Valid tokens cost no extra round trip and never spend the address's
-allowance: each was handed out to a request without one (creating a table, taking a seat),
-which the address's bucket counted. When the address's bucket refuses such a request, an
+new random token with every request would never be limited. So a request sent with a token
+to a route that reads none (``routes.takes_token``) counts against its address's bucket
+alone, before it runs; and one to a route that reads tokens counts against its token's
+bucket alone only if ``service.auth`` recognised the token at the table it names: any other
+(made up, of another table, for a table that does not exist) also counts against its
+address's bucket, once it is answered. Valid tokens cost no extra round trip and never
+spend the address's allowance at the routes that read them: each was handed out to a
+request without one (creating a table, taking a seat), which the address's bucket counted. When the address's bucket refuses such a request, an
 error answer (nothing was done) becomes the 429, while a success stands (its work is done);
 and this process refuses every request with a token from that address, valid or not, until
 the bucket lets the next one in (``Blocks``, no Redis call). Requests without a token are
@@ -31,7 +32,6 @@ own, and the bucket is shared in Redis, so the limit holds across processes.
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import threading
 import time
@@ -41,6 +41,7 @@ from flask import Flask, current_app, g, request
 from redis.exceptions import RedisError
 
 from service import auth
+from service.addresses import client_address
 from service.config import Rate
 from service.problems import ApiError, answer
 from service.room import hash_token
@@ -166,7 +167,8 @@ class Limiter:
         if self.general is None:
             return None
         token = _bearer_token()
-        if token:
+        if token and getattr(current_app.view_functions.get(request.endpoint), "takes_token",
+                             False):
             return self.general, f"cardroom:rate:token:{hash_token(token)}", TOKEN_LIMIT
         return self.general, _address_key(_address()), ADDRESS_LIMIT
 
@@ -215,21 +217,6 @@ def _count(number, thing: str) -> str:
 
 def _address() -> str:
     return client_address(request.remote_addr)
-
-
-def client_address(address: str | None) -> str:
-    """Whom a request counts against: its address, or for IPv6 the /64 network holding it.
-    One host is commonly given a whole /64, so it could take a fresh address for every
-    request; an IPv4 address mapped into IPv6 counts as itself."""
-    if not address or ":" not in address:
-        return address or "unknown"
-    try:
-        ip = ipaddress.IPv6Address(address)
-    except ValueError:  # not an address gunicorn or a proxy would give: as it is
-        return address
-    if ip.ipv4_mapped:
-        return str(ip.ipv4_mapped)
-    return str(ipaddress.IPv6Network((ip, 64), strict=False))
 
 
 def _address_key(address: str) -> str:

@@ -18,6 +18,18 @@ behind a buffering proxy (``docs/scaling.md``) none reaches a thread.
 After a body cut off or cut short, whatever the connection brings next is not a request:
 the answer says ``Connection: close`` and the connection is closed (``CLOSE_CONNECTION``
 in the environ; gunicorn ignores an app's own ``Connection`` header).
+
+So that a few clients sending a byte now and then cannot hold every thread, one peer
+address (an IPv6 one by its /64) has at most ``CARDROOM_MAX_REQUESTS_PER_ADDRESS``
+requests under way at once in a process (16 by default; an event stream is one as long as
+it lasts). Past it a new one is answered 429 ``too_many_requests_from_address`` at once,
+unread, and its connection closed. The peer is a balancer's address behind one, so with
+``CARDROOM_TRUSTED_PROXIES`` set there is no such bound: the proxy bounds its clients.
+
+A connection that ends is closed by the thread that served it: gunicorn's own close waits
+up to 2 s for the client to stop sending (so that the last of the answer is not lost to
+a reset), and it waits on gunicorn's main thread, where a client that keeps sending would
+hold every other connection of the process, and gunicorn's liveness check with them.
 """
 
 from __future__ import annotations
@@ -27,6 +39,8 @@ import queue
 import signal
 import socket
 import struct
+import threading
+from collections import Counter
 
 from gunicorn import util
 from gunicorn.http import wsgi
@@ -34,6 +48,7 @@ from gunicorn.workers import gthread
 
 from service import jsonio, live, metrics
 from service.config import Config
+from service.addresses import client_address
 from service.logs import access_log
 from service.problems import problem_body
 
@@ -41,14 +56,16 @@ from service.problems import problem_body
 CLOSE_CONNECTION = "cardroom.close_connection"  # environ key: call it to close after the answer
 
 
-def write_problem(sock, status: int, reason: str, detail: str) -> None:
-    """As gunicorn's ``util.write_error(sock, status_int, reason, mesg)``, in problem+json."""
-    code = reason.lower().replace(" ", "_")
+def write_problem(sock, status: int, reason: str, detail: str, code: str | None = None,
+                  extra_headers: str = "") -> None:
+    """As gunicorn's ``util.write_error(sock, status_int, reason, mesg)``, in problem+json;
+    ``code`` by default from the reason."""
+    code = code or reason.lower().replace(" ", "_")
     request_id = os.urandom(16).hex()
     body = jsonio.dumps(problem_body(status, code, detail or reason, request_id)).encode()
     head = (f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
             f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
-            f"X-Request-Id: {request_id}\r\n\r\n")
+            f"{extra_headers}X-Request-Id: {request_id}\r\n\r\n")
     metrics.count_unread(status)
     access_log.info("refused before the app: %s %s", status, reason,
                     extra={"fields": {"status": status, "code": code},
@@ -67,10 +84,28 @@ class ProblemThreadWorker(gthread.ThreadWorker):
 
     def init_process(self):
         util.write_error = write_problem  # the one place gunicorn writes its error pages
-        SilenceBoundConnection.silence = Config.from_env().client_silence
+        config = Config.from_env()
+        SilenceBoundConnection.silence = config.client_silence
+        self.under_way = PerAddress(0 if config.trusted_proxies
+                                    else config.max_requests_per_address)
         gthread.TConn = SilenceBoundConnection  # the one class its accept() makes them of
         wsgi.create = _closable(wsgi.create)  # the one place it makes a request's environ
         super().init_process()
+
+    def handle(self, conn):
+        """gunicorn's (in a request thread), within the bound of requests under way from
+        the peer's address, and the connection closed here once it ends."""
+        address = client_address(conn.client[0] if isinstance(conn.client, tuple) else "")
+        if not self.under_way.take(address):
+            _refuse_busy(conn.sock, self.under_way.limit)
+            return False
+        try:
+            kept = super().handle(conn)
+        finally:
+            self.under_way.give_back(address)
+        if kept is False:
+            conn.close(graceful=True)
+        return kept
 
     def init_signals(self):
         """gunicorn's, then any stop signal that reached this process between its fork and
@@ -115,6 +150,47 @@ def _closable(create):
     return made
 
 
+class PerAddress:
+    """Requests under way in this process by address, at most ``limit`` each (0: no bound)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._held: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, address: str) -> bool:
+        with self._lock:
+            if self.limit and self._held[address] >= self.limit:
+                return False
+            self._held[address] += 1
+            return True
+
+    def give_back(self, address: str) -> None:
+        with self._lock:
+            self._held[address] -= 1
+            if not self._held[address]:
+                del self._held[address]
+
+
+def _refuse_busy(sock, limit: int) -> None:
+    """429 to a connection whose address is at its bound, before anything of it is read:
+    what it sent already is taken first, so that closing does not reset the answer."""
+    try:
+        sock.setblocking(False)
+        sock.recv(65536)
+    except OSError:  # nothing to take now (EAGAIN), or the client has gone
+        pass
+    try:
+        write_problem(sock, 429, "Too Many Requests",
+                      f"this server process already serves {limit} requests from your "
+                      "address; let one finish first", "too_many_requests_from_address",
+                      "Retry-After: 1\r\n")
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    sock.close()
+
+
 class SilenceBoundConnection(gthread.TConn):
     """gunicorn's connection, each read and write of its socket bounded by the kernel to
     ``silence`` seconds (``SO_RCVTIMEO``, ``SO_SNDTIMEO``: past it, the call fails with
@@ -128,3 +204,9 @@ class SilenceBoundConnection(gthread.TConn):
         bound = struct.pack("ll", *divmod(micro, 1_000_000))  # a timeval
         for option in (socket.SO_RCVTIMEO, socket.SO_SNDTIMEO):
             self.sock.setsockopt(socket.SOL_SOCKET, option, bound)
+
+    def close(self, graceful=False):
+        """Once: the thread that served the connection closes it (``handle``), and then
+        gunicorn's main thread would again."""
+        if self.sock.fileno() != -1:
+            super().close(graceful)

@@ -9,6 +9,7 @@ Across real ``cardroom serve`` processes: tests/integration/test_rate_limits_ove
 
 from __future__ import annotations
 
+import inspect
 import secrets
 import subprocess
 import sys
@@ -18,10 +19,11 @@ import pytest
 import redis
 import yaml
 
+from service.addresses import client_address
 from service.app import create_app
 from service.backend import Backend
 from service.config import Config, Rate
-from service.limits import Blocks, client_address
+from service.limits import Blocks
 from service.room import hash_token
 from tests.processes import ROOT, free_port, subprocess_env
 from tests.test_openapi import SPEC_PATH, Contract
@@ -281,12 +283,37 @@ def test_a_made_up_token_counts_against_its_address_wherever_it_is_sent(limited,
     assert_rate_limited(client.get(path, headers=made_up()))
 
 
-def test_an_answer_that_did_its_work_stands_and_the_block_starts_after_it(limited):
-    """A route that reads no token (the catalog) answers whatever token comes with the
-    request, so the request that finds the address's bucket empty keeps its answer."""
+def test_a_token_sent_where_none_is_read_counts_against_its_address_before_the_route(limited):
+    """New made-up tokens on the catalog and on table creation, which read none, are limited
+    as requests without a token are: the fourth is refused, not answered."""
     client, _ = limited(general=Rate(3, 60))
-    spray(client, "/v1/games", 4, expect=200)
-    assert_rate_limited(client.get("/v1/games", headers=made_up()))
+    spray(client, "/v1/games", 2, expect=200)
+    created = client.post("/v1/tables", json={"game": "five-card-draw"}, headers=made_up())
+    assert created.status_code == 201, created.get_json()
+    refused = client.get("/v1/games", headers=bearer(created.get_json()["admin_token"]))
+    assert_rate_limited(refused)
+    assert refused.get_json()["detail"].startswith("over this address's rate limit"), (
+        refused.get_json())
+    assert client.get("/v1/games", **from_address("192.0.2.7")).status_code == 200
+
+
+def test_the_routes_marked_as_reading_tokens_are_those_that_check_one(limited):
+    client, _ = limited(general=Rate(3, 60))
+    for endpoint, view in client.application.view_functions.items():
+        checks = "require(" in inspect.getsource(view)
+        assert getattr(view, "takes_token", False) == checks, endpoint
+
+
+def test_an_answer_that_did_its_work_stands_and_the_block_starts_after_it(limited):
+    """An import without ``table_id`` reads no token but may have one (the admin's, with
+    ``table_id``): a made-up token counts against the address once the import is done, so
+    the import that finds the address's bucket empty keeps its table."""
+    client, _ = limited(general=Rate(3, 60))
+    document = {"phh": PHH.read_text()}
+    for number in range(4):
+        imported = client.post("/v1/imports/phh", json=document, headers=made_up())
+        assert imported.status_code == 201, (number, imported.get_json())
+    assert_rate_limited(client.post("/v1/imports/phh", json=document, headers=made_up()))
 
 
 def test_then_the_address_is_refused_with_any_token_and_other_addresses_are_not(limited):

@@ -234,6 +234,13 @@ def takes_query(view):
     return view
 
 
+def takes_token(view):
+    """Marks a route that may recognise a bearer token (``service.auth``); a token sent to
+    any other route counts against its address's rate limit (``service.limits``)."""
+    view.takes_token = True
+    return view
+
+
 def refuse_unknown_query(asked: Request) -> None:
     """Under ``/v1`` (not the pages, whose links may carry anything): a query parameter
     given more than once, or given to a route that takes none, gets 422 ``invalid_query``

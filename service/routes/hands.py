@@ -13,15 +13,16 @@ from domain.errors import DomainError
 from domain.views import as_dealt
 from service import live, schemas
 from service.auth import require
-from service.limits import client_address
+from service.addresses import client_address
 from service.problems import ApiError
 from service.room import NotSeated
-from service.routes import answered, body, client_key, query, room, takes_query
+from service.routes import answered, body, client_key, query, room, takes_query, takes_token
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
 
 @hands.post("")
+@takes_token
 def start_hand(table_id: str):
     table = room().table(table_id)
     require(table.state, "admin")
@@ -32,6 +33,7 @@ def start_hand(table_id: str):
 
 @hands.get("/<int:hand_no>")
 @takes_query
+@takes_token
 def read_hand(table_id: str, hand_no: int):
     cardroom = room()
     snapshot = cardroom.snapshot(table_id, hand_no)
@@ -42,6 +44,7 @@ def read_hand(table_id: str, hand_no: int):
 
 
 @hands.post("/<int:hand_no>/actions")
+@takes_token
 def act(table_id: str, hand_no: int):
     snapshot, caller = _held_or_read(table_id, hand_no)
     try:
@@ -73,6 +76,7 @@ def _held_or_read(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/events")
 @takes_query
+@takes_token
 def events(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
@@ -82,6 +86,7 @@ def events(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/events/stream")
 @takes_query
+@takes_token
 def event_stream(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
@@ -97,6 +102,7 @@ def event_stream(table_id: str, hand_no: int):
 
 @hands.get("/<int:hand_no>/history")
 @takes_query
+@takes_token
 def history(table_id: str, hand_no: int):
     caller = require(room().table(table_id).state, "admin", "auditor", "player",
                      hand=_read_state(table_id, hand_no))
@@ -109,6 +115,7 @@ def history(table_id: str, hand_no: int):
 
 
 @hands.get("/<int:hand_no>/receipt")
+@takes_token
 def receipt(table_id: str, hand_no: int):
     hand = _read_state(table_id, hand_no)
     caller = require(room().table(table_id).state, "auditor", "player", hand=hand)
@@ -119,6 +126,7 @@ def receipt(table_id: str, hand_no: int):
 
 
 @hands.get("/<int:hand_no>/audit")
+@takes_token
 def audit(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id)  # not the hand: the audit reads it afresh
     require(snapshot.table.state, "auditor")

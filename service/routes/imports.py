@@ -6,12 +6,13 @@ from flask import Blueprint
 
 from service import limits, schemas
 from service.auth import require
-from service.routes import answered, body, client_key, room
+from service.routes import answered, body, client_key, room, takes_token
 
 imports = Blueprint("imports", __name__, url_prefix="/v1/imports")
 
 
 @imports.post("/phh")
+@takes_token
 def import_phh():
     request = body(schemas.import_phh)
     if request["table_id"] is None:

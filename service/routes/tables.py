@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from service import logs, schemas
 from service.auth import require
-from service.routes import answered, body, client_key, query, room, takes_query
+from service.routes import answered, body, client_key, query, room, takes_query, takes_token
 
 tables = Blueprint("tables", __name__, url_prefix="/v1/tables")
 
@@ -21,6 +21,7 @@ def create_table():
 
 
 @tables.get("/<table_id>")
+@takes_token
 def read_table(table_id: str):
     table = room().table(table_id)
     require(table.state, "admin", "auditor", "player")
@@ -47,6 +48,7 @@ def join_table(table_id: str):
 
 
 @tables.put("/<table_id>/players/<int:seat>/seed")
+@takes_token
 def set_client_seed(table_id: str, seat: int):
     caller = require(room().table(table_id).state, "player", seat=seat)
     request = body(schemas.client_seed)
@@ -54,6 +56,7 @@ def set_client_seed(table_id: str, seat: int):
 
 
 @tables.post("/<table_id>/players/<int:seat>/chips")
+@takes_token
 def add_chips(table_id: str, seat: int):
     table = room().table(table_id)
     caller = require(table.state, "player", seat=seat)
@@ -64,6 +67,7 @@ def add_chips(table_id: str, seat: int):
 
 @tables.delete("/<table_id>/players/<int:seat>")
 @takes_query
+@takes_token
 def leave_table(table_id: str, seat: int):
     caller = require(room().table(table_id).state, "player", "admin", seat=seat)
     actor = "admin" if caller.role == "admin" else f"seat:{seat}"

@@ -2,13 +2,18 @@
 raw socket: a body cut short of its Content-Length is refused, not run as if whole; a
 client silent mid-request for ``CARDROOM_CLIENT_SILENCE`` seconds is answered 408 (in its
 body) or disconnected (in its headers), and its thread serves others again. After a body
-cut off or malformed, the answer closes the connection."""
+cut off or malformed, the answer closes the connection. One address holds at most
+``CARDROOM_MAX_REQUESTS_PER_ADDRESS`` threads of a process, and clients that keep sending
+after their answer do not hold the process's other connections."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
+import threading
 import time
+from contextlib import ExitStack
 
 import pytest
 
@@ -19,6 +24,10 @@ from tests.integration.test_live_stream import Stream
 
 CREATE = (b"POST /v1/tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
           b"Content-Length: 100\r\n\r\n")
+
+
+OTHER_ADDRESS = ("127.0.0.2", 0)  # another client on loopback
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n"
 
 
 @pytest.fixture
@@ -98,3 +107,77 @@ def test_an_event_stream_quiet_for_longer_than_the_bound_stays_open(tmp_path):
         stream.close()
     finally:
         server.stop()
+
+
+def test_past_its_bound_an_address_is_refused_at_once_and_other_addresses_are_served(tmp_path):
+    server = Server(tmp_path / "serve.log", None, CARDROOM_MAX_REQUESTS_PER_ADDRESS="2")
+    try:
+        with ExitStack() as held:
+            for _ in range(2):  # two bodies begun and never finished: two threads held
+                sock = held.enter_context(socket.create_connection(
+                    ("127.0.0.1", server.port), timeout=SOCKET_TIMEOUT))
+                sock.sendall(CREATE + b'{"game": ')
+            status, headers, body = first_answer(server.port, lambda s: s == 429)
+            assert status == 429, (status, body[:300], server.log())
+            problem = json.loads(body)
+            assert problem["code"] == "too_many_requests_from_address", problem
+            assert headers["content-type"] == "application/problem+json", headers
+            assert headers["retry-after"] == "1" and problem["request_id"] == headers[
+                "x-request-id"], headers
+            assert healthz_from(OTHER_ADDRESS, server.port) == 200
+        status, _, body = first_answer(server.port, lambda s: s != 429)  # both let go
+        assert status == 200, (status, body[:300], server.log())
+    finally:
+        server.stop()
+
+
+def first_answer(port: int, wanted, attempts: int = 100) -> tuple[int, dict[str, str], bytes]:
+    """The first answer to ``GET /healthz`` from 127.0.0.1 whose status is ``wanted``, or the
+    last one: the server lets a thread go (or counts one taken) just after a socket's end."""
+    for _ in range(attempts):
+        with socket.create_connection(("127.0.0.1", port), timeout=SOCKET_TIMEOUT) as sock:
+            sock.sendall(HEALTHZ)
+            answer = read_response(sock)
+        if wanted(answer[0]):
+            break
+        time.sleep(0.05)
+    return answer
+
+
+def healthz_from(source: tuple[str, int], port: int) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=SOCKET_TIMEOUT,
+                                            source_address=source)
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_clients_that_keep_sending_after_their_answer_hold_no_other_connection(embedded_server):
+    """Sixteen malformed requests, each answered 400 and closed, whose clients go on sending
+    a byte now and then: gunicorn's own close waited up to 2 s for each to stop, one after
+    the other on the thread that accepts connections (the next client, accepted after them,
+    then waited 32 s: past the socket timeout here, and past gunicorn's liveness check
+    with more of them)."""
+    stop = threading.Event()
+    with ExitStack() as held:
+        socks = [held.enter_context(socket.create_connection(
+            ("127.0.0.1", embedded_server.port), timeout=SOCKET_TIMEOUT)) for _ in range(16)]
+        for sock in socks:
+            sock.sendall(b"POST /v1/tables HTTP/1.1\r\nHost: test\r\nContent-Type: "
+                         b"application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+
+        def trickle():
+            while not stop.wait(0.2):
+                for sock in socks:
+                    try:
+                        sock.sendall(b"x")
+                    except OSError:  # closed by the server since
+                        pass
+        threading.Thread(target=trickle, daemon=True).start()
+        try:
+            assert healthz_from(OTHER_ADDRESS, embedded_server.port) == 200
+            assert [read_response(sock)[0] for sock in socks] == [400] * 16
+        finally:
+            stop.set()
