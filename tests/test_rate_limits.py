@@ -182,7 +182,10 @@ def test_an_ipv6_client_counts_as_its_slash_64_and_a_mapped_ipv4_as_itself(limit
 @pytest.mark.parametrize("address, counted_as", [
     ("192.0.2.1", "192.0.2.1"), ("2001:db8::1", "2001:db8::/64"),
     ("2001:db8:0:0:ffff:1:2:3", "2001:db8::/64"), ("fe80::1%eth0", "fe80::/64"),
-    ("::ffff:10.1.2.3", "10.1.2.3"), (None, "unknown"), ("not:an:address", "not:an:address")])
+    ("::ffff:10.1.2.3", "10.1.2.3"), (None, "unknown"), ("not:an:address", "not:an:address"),
+    ("192.0.2.1:4711", "192.0.2.1"), ("[2001:db8::1]:4711", "2001:db8::/64"),
+    ("[2001:db8::1]", "2001:db8::/64"), ("[::ffff:10.1.2.3]:80", "10.1.2.3"),
+    ("garbage", "garbage")])
 def test_whom_an_address_counts_as(address, counted_as):
     assert client_address(address) == counted_as
 
