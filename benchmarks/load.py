@@ -17,7 +17,9 @@ call, call, call), each player reading the hand before acting, then it polls the
 hand's events (``GET .../events?after=v``) until ``HandEnded``: the showdown latency is
 from the last action's answer to the first poll that sees the hand ended. The slots are
 threads spread over ``--processes`` processes (so the client is not one GIL). Each
-phase's connections are spread evenly over the server's processes (``Placement``).
+phase's connections are spread evenly over the server's processes (``Placement``). Every
+slot connects from one address, of which a process serves 16 requests at once by default:
+past 16 tables per API process, serve with ``CARDROOM_MAX_REQUESTS_PER_ADDRESS=0``.
 
 With ``--floor URL`` (the floor route, e.g. ``http://127.0.0.1:8100/floor``) it first
 measures, at the same concurrency (one client per table) and for ``--probe-seconds``
