@@ -22,10 +22,11 @@ bucket alone only if ``service.auth`` recognised the token at the table it names
 (made up, of another table, for a table that does not exist) also counts against its
 address's bucket, once it is answered. Valid tokens cost no extra round trip and never
 spend the address's allowance at the routes that read them: each was handed out to a
-request without one (creating a table, taking a seat), which the address's bucket counted. When the address's bucket refuses such a request, an
-error answer (nothing was done) becomes the 429, while a success stands (its work is done);
-and this process refuses every request with a token from that address, valid or not, until
-the bucket lets the next one in (``Blocks``, no Redis call). Requests without a token are
+request without one (creating a table, taking a seat), which the address's bucket counted.
+When the address's bucket refuses such a request, an error answer (nothing was done)
+becomes the 429, while a success stands (its work is done); and this process refuses every
+request with a token from that address, valid or not, until the bucket lets the next one in
+(``Blocks``, no Redis call). Requests without a token are
 refused by the address's bucket itself. Each process learns of a block from a refusal of its
 own, and the bucket is shared in Redis, so the limit holds across processes.
 """

@@ -47,8 +47,8 @@ from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 
 from service import jsonio, live, metrics
-from service.config import Config
 from service.addresses import client_address
+from service.config import Config
 from service.logs import access_log
 from service.problems import problem_body
 

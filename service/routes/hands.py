@@ -12,8 +12,8 @@ from domain.commands import Act
 from domain.errors import DomainError
 from domain.views import as_dealt
 from service import live, schemas
-from service.auth import require
 from service.addresses import client_address
+from service.auth import require
 from service.problems import ApiError
 from service.room import NotSeated
 from service.routes import answered, body, client_key, query, room, takes_query, takes_token
