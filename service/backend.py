@@ -124,8 +124,52 @@ def connect(url: str, *, cluster: bool = False, timeout: float = READ_TIMEOUT,
     options = dict(socket_connect_timeout=min(CONNECT_TIMEOUT, timeout), socket_timeout=timeout,
                    retry=Retry(NoBackoff(), retries))
     if cluster:
-        return RedisCluster.from_url(url, **options)
+        return _Cluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options, command_packer=_Packer())
+
+
+class Rediscovering(redis.exceptions.ConnectionError):
+    """A node of the cluster did not answer, and another thread of this process is asking
+    the nodes for the cluster's map."""
+
+
+class _Cluster(RedisCluster):
+    """redis-py's cluster client, asking the nodes for the cluster's map after a node failed
+    (``NodesManager.initialize``) in one thread at a time. redis-py asks under a lock of
+    the process, ``READ_TIMEOUT`` for each hung node, and every thread whose command failed
+    asks again after the one before: with every master hung, requests waited behind one
+    another for as long as the outage. Here a thread whose command failed while another
+    asks gets ``Rediscovering`` (a 503) at once, as does a command sent while an asking has
+    taken over ``MAP_PATIENCE`` (a node hangs); asking after a redirection (``MOVED``, the
+    slots moving) waits its turn as before. Not a retry: the exception is a subclass."""
+
+    MAP_PATIENCE = 1.0  # seconds
+
+    def __init__(self, *args, **kwargs):
+        self._asking, self._asked_since = threading.Lock(), None
+        super().__init__(*args, **kwargs)
+        self.nodes_manager.initialize = self._one_at_a_time(self.nodes_manager.initialize)
+
+    def _one_at_a_time(self, initialize):
+        def asked(*args, **kwargs):
+            after_failure = kwargs.get("last_failed_node_name") is not None
+            if not self._asking.acquire(blocking=not after_failure):
+                raise Rediscovering("a node of the Redis Cluster did not answer, and the "
+                                    "cluster's map is being asked for")
+            self._asked_since = time.monotonic() if after_failure else None
+            try:
+                return initialize(*args, **kwargs)
+            finally:
+                self._asked_since = None
+                self._asking.release()
+        return asked
+
+    def execute_command(self, *args, **kwargs):
+        since = self._asked_since
+        if since is not None and time.monotonic() - since > self.MAP_PATIENCE:
+            raise Rediscovering("the Redis Cluster's nodes are being asked for its map, and "
+                                "they are slow to answer")
+        return super().execute_command(*args, **kwargs)
 
 
 class _Packer(redis.connection.HiredisRespSerializer):

@@ -7,14 +7,18 @@ and two ``cardroom worker`` processes. It plays hands on tables whose keys lie o
 different masters, each to the end through the HTTP API, and asks every node which keys
 it holds; the workers' sweepers clear the owed index on the cluster and archive the
 ended hands (``CARDROOM_ARCHIVE_AFTER``), which read as before. Then it stops the
-cluster: the API answers 503. Skipped without ``redis-server`` or ``redis-cli``; under
+cluster: the API answers 503. With every master of a cluster hung, requests at once fail
+rather than wait for one another. Skipped without ``redis-server`` or ``redis-cli``; under
 ``CI=true`` it fails.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import socket
+import threading
 import time
 import urllib.request
 
@@ -22,6 +26,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster as ClusterClient
 
+from service.backend import Rediscovering, connect, store_unavailable
 from service.store import (ENDED_HANDS_KEY, OWED_TABLES_KEY, archive_key, hand_stream,
                            table_stream)
 from tests.processes import RedisCluster, RedisServer, banner, free_port, redis_binary
@@ -211,3 +216,36 @@ def test_a_cluster_whose_port_is_taken_before_it_starts_starts_on_new_ports(tmp_
         assert b"cluster_state:ok" in nodes.cli_reply(nodes.nodes[-1], "CLUSTER", "INFO")
     finally:
         nodes.stop()
+
+
+def test_with_every_master_hung_requests_fail_instead_of_waiting_for_one_another(tmp_path):
+    """redis-py asks the nodes for the cluster's map after a node fails to answer, 5 s for
+    each hung node, under a lock of the process: eight requests at once to a cluster whose
+    three masters hang each waited for the others' asking in turn (20, 35, 50 s, ...), the
+    last ones for as long as the outage. Now one asks, and the others fail at once."""
+    nodes = RedisCluster(redis_binary("redis-server"), redis_binary("redis-cli"), tmp_path).start()
+    outcomes, threads = [], []
+    try:
+        client = connect(nodes.url, cluster=True)
+        assert client.set("before", 1)
+        for node in nodes.nodes:
+            os.kill(node.proc.pid, signal.SIGSTOP)
+
+        def read(key: str) -> None:
+            try:
+                outcomes.append(client.get(key))
+            except Exception as error:  # reported below
+                outcomes.append(error)
+        threads = [threading.Thread(target=read, args=(f"key-{n}",), daemon=True)
+                   for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)  # the masters still hung: every request has been answered
+        assert not any(thread.is_alive() for thread in threads), outcomes
+    finally:
+        for node in nodes.nodes:
+            os.kill(node.proc.pid, signal.SIGCONT)
+        nodes.stop()
+    assert len(outcomes) == 8 and all(store_unavailable(o) for o in outcomes), outcomes
+    assert sum(isinstance(o, Rediscovering) for o in outcomes) >= 1, outcomes
