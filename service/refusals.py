@@ -19,10 +19,11 @@ After a body cut off or cut short, whatever the connection brings next is not a 
 the answer says ``Connection: close`` and the connection is closed (``CLOSE_CONNECTION``
 in the environ; gunicorn ignores an app's own ``Connection`` header).
 
-So that a few clients sending a byte now and then cannot hold every thread, one peer
-address (an IPv6 one by its /64) has at most ``CARDROOM_MAX_REQUESTS_PER_ADDRESS``
-requests under way at once in a process (16 by default; an event stream is one as long as
-it lasts). Past it a new one is answered 429 ``too_many_requests_from_address`` at once,
+So that one client sending a byte now and then cannot hold every thread, one peer address
+(an IPv6 one by its /64) has at most ``CARDROOM_MAX_REQUESTS_PER_ADDRESS`` requests under
+way at once in a process (16 by default, of 40 threads; an event stream is one as long as
+it lasts, and a connection is one until it is closed). Three addresses can still hold a
+process: facing the internet, a proxy that reads whole requests belongs in front. Past it a new one is answered 429 ``too_many_requests_from_address`` at once,
 unread, and its connection closed. The peer is a balancer's address behind one, so with
 ``CARDROOM_TRUSTED_PROXIES`` set there is no such bound: the proxy bounds its clients.
 
@@ -101,10 +102,10 @@ class ProblemThreadWorker(gthread.ThreadWorker):
             return False
         try:
             kept = super().handle(conn)
+            if kept is False:  # its close, up to 2 s, counts against the address too
+                conn.close(graceful=True)
         finally:
             self.under_way.give_back(address)
-        if kept is False:
-            conn.close(graceful=True)
         return kept
 
     def init_signals(self):
