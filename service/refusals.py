@@ -22,9 +22,10 @@ in the environ; gunicorn ignores an app's own ``Connection`` header).
 So that one client sending a byte now and then cannot hold every thread, one peer address
 (an IPv6 one by its /64) has at most ``CARDROOM_MAX_REQUESTS_PER_ADDRESS`` requests under
 way at once in a process (16 by default, of 40 threads; an event stream is one as long as
-it lasts, and a connection is one until it is closed). Three addresses can still hold a
-process: facing the internet, a proxy that reads whole requests belongs in front. Past it a new one is answered 429 ``too_many_requests_from_address`` at once,
-unread, and its connection closed. The peer is a balancer's address behind one, so with
+it lasts, and a connection is one until it is closed). Past it a new one is answered 429
+``too_many_requests_from_address`` at once, unread, and its connection closed. Three
+addresses can still hold a process: facing the internet, a proxy that reads whole
+requests belongs in front. The peer is a balancer's address behind one, so with
 ``CARDROOM_TRUSTED_PROXIES`` set there is no such bound: the proxy bounds its clients.
 
 A connection that ends is closed by the thread that served it: gunicorn's own close waits
