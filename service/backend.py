@@ -141,7 +141,8 @@ class _Cluster(RedisCluster):
     another for as long as the outage. Here a thread whose command failed while another
     asks gets ``Rediscovering`` (a 503) at once, as does a command sent while an asking has
     taken over ``MAP_PATIENCE`` (a node hangs); asking after a redirection (``MOVED``, the
-    slots moving) waits its turn as before. Not a retry: the exception is a subclass."""
+    slots moving) waits its turn as before. redis-py retries a ConnectionError only of that
+    very class, so ``Rediscovering`` is not retried."""
 
     MAP_PATIENCE = 1.0  # seconds
 

@@ -224,7 +224,7 @@ def test_with_every_master_hung_requests_fail_instead_of_waiting_for_one_another
     three masters hang each waited for the others' asking in turn (20, 35, 50 s, ...), the
     last ones for as long as the outage. Now one asks, and the others fail at once."""
     nodes = RedisCluster(redis_binary("redis-server"), redis_binary("redis-cli"), tmp_path).start()
-    outcomes, threads = [], []
+    outcomes = []
     try:
         client = connect(nodes.url, cluster=True)
         assert client.set("before", 1)
