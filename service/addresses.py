@@ -11,8 +11,8 @@ def client_address(address: str | None) -> str:
     request; an IPv4 address mapped into IPv6 counts as itself. A port after the address
     (``192.0.2.1:4711``, ``[2001:db8::1]:4711``, as some proxies write X-Forwarded-For) is
     not part of it; anything else that is no address counts as it is."""
-    if not address:
-        return "unknown"
+    if not address or ":" not in address:  # IPv4 without a port (most), or junk: as it is
+        return address or "unknown"
     try:
         ip = ipaddress.ip_address(_without_port(address))
     except ValueError:  # not an address gunicorn or a proxy would give: as it is
