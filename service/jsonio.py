@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -80,22 +81,43 @@ def loads(text: str | bytes) -> Any:
         except orjson.JSONDecodeError:
             pass
     try:
-        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite)
+        value = json.loads(raw, parse_constant=_no_constant, parse_float=_finite,
+                           parse_int=_integer)
     except RecursionError:
-        raise ValueError("the JSON text is nested too deeply to be read") from None
-    json.dumps(value, ensure_ascii=False).encode()  # UnicodeEncodeError on a lone surrogate
+        raise Refused("it nests deeper than about a thousand levels") from None
+    try:
+        json.dumps(value, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise Refused("it holds a lone surrogate (a \\ud800 to \\udfff escape not in a "
+                      "pair), which UTF-8 cannot carry") from None
     return value
 
 
+class Refused(ValueError):
+    """JSON text that ``loads`` reads but refuses; its message says why, to the client."""
+
+
 def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is no JSON value")
+    raise Refused(f"it holds {name}, which is no JSON value")
 
 
 def _finite(text: str) -> float:
     number = float(text)
     if not math.isfinite(number):
-        raise ValueError(f"{text} is past the range of a number")
+        raise Refused(f"it holds {_short(text)}, past the range of a number")
     return number
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # past sys.get_int_max_str_digits(), 4,300 by default
+        raise Refused(f"it holds an integer of {len(text.lstrip('-')):,} digits, past the "
+                      f"{sys.get_int_max_str_digits():,} a number may have") from None
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text):,} characters)"
 
 
 class JSONProvider(DefaultJSONProvider):

@@ -56,6 +56,7 @@ def test_a_body_with_a_lone_surrogate_is_malformed_not_a_500(client, table):
         answer = client.post(f"/v1/tables/{table['id']}/players", data=text,
                              content_type="application/json")
         assert_problem(answer, 400, "malformed_json")
+        assert "holds a lone surrogate" in answer.json["detail"]
     answer = client.post(f"/v1/tables/{table['id']}/players", data='{"name": "\\ud83c\\udca1"'
                          ', "buy_in": 100}', content_type="application/json")  # a pair: fine
     assert answer.status_code == 201, answer.json

@@ -270,11 +270,18 @@ def test_malformed_json_declared_as_json_is_still_400(client):
     assert problem["title"] == "Malformed JSON"  # an acronym stays one
 
 
-@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e400"])
-def test_nan_and_infinity_are_not_json(client, constant):
+@pytest.mark.parametrize("constant, why", [
+    ("NaN", "holds NaN, which is no JSON value"),
+    ("Infinity", "holds Infinity, which is no JSON value"),
+    ("-Infinity", "holds -Infinity, which is no JSON value"),
+    ("1e400", "holds 1e400, past the range of a number"),
+    ("1" * 50 + "e400", f"holds {'1' * 40}... (54 characters), past the range of a number"),
+    ("-" + "9" * 5000, "holds an integer of 5,000 digits, past the 4,300 a number may have")])
+def test_nan_infinity_and_endless_numbers_are_refused_saying_which(client, constant, why):
     document = '{"game": "five-card-draw", "options": {"ante": %s}}' % constant
-    assert_problem(client.post("/v1/tables", data=document, content_type="application/json"),
-                   400, "malformed_json")
+    problem = assert_problem(client.post("/v1/tables", data=document,
+                                         content_type="application/json"), 400, "malformed_json")
+    assert problem["detail"] == f"the body cannot be taken as JSON: it {why}"
 
 
 @pytest.mark.parametrize("document, twice", [
@@ -290,14 +297,15 @@ def test_a_body_that_names_a_key_twice_is_refused_and_writes_nothing(client, tab
     assert client.get(seats, headers=table["admin"]).get_json() == before
 
 
-@pytest.mark.parametrize("depth", [200, 1000, 5000])
+@pytest.mark.parametrize("depth", [200, 1000, 1010, 5000])
 def test_a_body_nested_past_what_a_parser_reads_is_malformed_json(client, depth):
     document = '{"game": "five-card-draw", "options": {"a": ' + "[" * depth + "]" * depth + "}}"
     answer = client.post("/v1/tables", data=document, content_type="application/json")
     if depth < 1000:  # read, and refused as an option
         assert_problem(answer, 422, "unknown_option")
     else:
-        assert_problem(answer, 400, "malformed_json")
+        assert assert_problem(answer, 400, "malformed_json")["detail"] == (
+            "the body cannot be taken as JSON: it nests deeper than about a thousand levels")
 
 
 @pytest.mark.parametrize("document", ["null", "[]", "5"])

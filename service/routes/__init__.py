@@ -12,12 +12,13 @@ from urllib.parse import quote
 from flask import Request, current_app, redirect, request
 from gunicorn.http.errors import NoMoreData, ParseException
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import (BadRequest, ClientDisconnected, MethodNotAllowed, NotFound,
+from werkzeug.exceptions import (ClientDisconnected, MethodNotAllowed, NotFound,
                                  RequestEntityTooLarge)
 from werkzeug.routing import IntegerConverter, RequestRedirect
 from werkzeug.wsgi import get_path_info
 
 from domain.fairness import canonical_json
+from service import jsonio
 from service.problems import ApiError
 from service.refusals import CLOSE_CONNECTION
 from service.reads import shown
@@ -190,13 +191,17 @@ def body(schema: Schema) -> dict:
     if not data:
         return schema.load({})
     try:
-        value = asked.get_json()
+        value = jsonio.loads(data)
         _NAMES_ONCE.decode(data.decode())
-    except (BadRequest, ValueError):  # ValueError: not UTF-8, or UTF-8 led by a BOM
+    except jsonio.Refused as refused:
+        raise ApiError(400, "malformed_json", f"the body cannot be taken as JSON: {refused}",
+                       ) from None
+    except ValueError:  # also: not UTF-8, or UTF-8 led by a BOM
         raise ApiError(400, "malformed_json", "the body is not valid JSON in UTF-8, "
                        "without a byte order mark") from None
-    except RecursionError:  # nested deeper than a parser goes (about a thousand levels)
-        raise ApiError(400, "malformed_json", "the body nests too deeply to be read") from None
+    except RecursionError:  # read by orjson (to 1,024 levels), not by the standard library
+        raise ApiError(400, "malformed_json", "the body cannot be taken as JSON: it nests "
+                       "deeper than about a thousand levels") from None
     return schema.load(value)  # JSON that is not an object (null too) is 422 invalid_request
 
 
