@@ -16,16 +16,19 @@ from service.room import hash_token
 _RECOGNISED = "cardroom.token_recognised"  # in the request's WSGI environ
 
 
-def viewer(table: TableState, hand: Callable[[], Any] | None = None) -> Viewer:
+def viewer(table: TableState, hand: Callable[[], Any] | None = None,
+           left: int | None = None) -> Viewer:
     """Who the request's token says the caller is, at this table. ``hand``: the state of
     the hand asked for (called only for the token of a player who has left the table, who
-    still reads the hands they were dealt into, their receipts above all)."""
+    still reads the hands they were dealt into, their receipts above all). ``left``: a seat
+    whose former players are recognised too (to be answered a retry of their leave)."""
     environ = request.environ
     scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
     digest = hash_token(token.strip())
-    caller = _holder(digest, table) or (hand and _dealt_in_before_leaving(digest, table, hand))
+    caller = (_holder(digest, table) or (hand and _dealt_in_before_leaving(digest, table, hand))
+              or (left is not None and _left(digest, table, left)) or None)
     environ[_RECOGNISED] = caller is not None  # (a held table may have known it, a read not)
     if caller is None:
         raise ApiError(403, "forbidden", "this token gives no access to this table")
@@ -50,6 +53,13 @@ def _holder(digest: str, table: TableState) -> Viewer | None:
     return None
 
 
+def _left(digest: str, table: TableState, seat: int) -> Viewer | None:
+    for former in table.left:
+        if former.seat == seat and hmac.compare_digest(digest, former.token_hash):
+            return Viewer("player", former.seat, former.player_id)
+    return None
+
+
 def _dealt_in_before_leaving(digest: str, table: TableState, hand: Callable[[], Any],
                              ) -> Viewer | None:
     for seat in table.left:
@@ -64,10 +74,10 @@ def _dealt_in_before_leaving(digest: str, table: TableState, hand: Callable[[], 
 
 
 def require(table: TableState, *roles: str, seat: int | None = None,
-            hand: Callable[[], Any] | None = None) -> Viewer:
+            hand: Callable[[], Any] | None = None, left: int | None = None) -> Viewer:
     """The caller, if their role is one of ``roles`` (a player only for ``seat``, if given).
-    ``hand``: as ``viewer``'s."""
-    caller = viewer(table, hand)
+    ``hand`` and ``left``: as ``viewer``'s."""
+    caller = viewer(table, hand, left)
     if caller.role not in roles:
         raise ApiError(403, "forbidden", f"this needs the {' or '.join(roles)} token")
     if caller.role == "player" and seat is not None and caller.seat != seat:

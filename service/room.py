@@ -27,7 +27,7 @@ from domain.commands import (Act, AddChips, CreateTable, ImportHand, LeaveTable,
 from domain.errors import DomainError
 from domain.events import Event, HandEnded
 from domain.games import game as game_of
-from domain.views import Viewer, hidden_values
+from domain.views import Viewer, as_dealt, hidden_values
 from service import jsonio, metrics
 from service.backend import store_unavailable
 from service.keys import Keys
@@ -302,10 +302,11 @@ class Cardroom(Reads):
 
         def answer(remembered: dict) -> dict:
             """The first answer again: the move's events as the player saw them just then
-            (the hand may have revealed more since)."""
+            (the hand may have revealed more since). The player may have left since."""
             now = self.snapshot(table_id, hand_no)
-            _still_seated(now.table.state, viewer)
             after, version, hand = remembered["after"], remembered["version"], now.the_hand()
+            if as_dealt(viewer, hand.state).seat is None:  # not the player who was dealt in
+                _still_seated(now.table.state, viewer)
             state = (hand.state if version == hand.version else
                      self._replayed_to(table_id, hand_no, hand.state, version))
             return {"version": version,

@@ -397,6 +397,42 @@ def test_a_replayed_action_is_marked_and_a_first_answer_is_not(client, table, ha
     assert again.data == first.data  # the same bytes, keys in the same order
 
 
+def test_a_player_who_has_left_is_answered_a_retry_of_their_leave_and_nothing_else(
+        client, table):
+    url, player = f"/v1/tables/{table['id']}/players", table["players"][3]
+    first = client.delete(f"{url}/3", headers={**player, "Idempotency-Key": "bye"})
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first.headers
+    again = client.delete(f"{url}/3", headers={**player, "Idempotency-Key": "bye"})
+    assert again.status_code == 200, again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true" and again.data == first.data
+    assert_problem(client.delete(f"{url}/3", headers=player), 403, "forbidden")
+    assert_problem(client.delete(f"{url}/3", headers={**player, "Idempotency-Key": "new"}),
+                   403, "forbidden")
+    assert_problem(client.delete(f"{url}/2", headers={**player, "Idempotency-Key": "bye"}),
+                   403, "forbidden")
+    seats = client.get(f"/v1/tables/{table['id']}", headers=table["admin"]).get_json()["seats"]
+    assert [s["name"] for s in seats] == ["ann", "bob"]
+
+
+def test_a_player_who_has_left_is_answered_a_retry_of_a_move_in_a_hand_dealt_to_them(
+        client, table, hand):
+    moves = [(2, {"type": "bet", "amount": 25}), (3, {"type": "fold"}), (1, {"type": "fold"})]
+    answers = {}
+    for seat, move in moves:
+        answers[seat] = client.post(hand_url(table, hand, "/actions"), json=move, headers={
+            **table["players"][seat], "Idempotency-Key": f"move-{seat}"})
+        assert answers[seat].status_code == 201, answers[seat].get_json()
+    player = table["players"][3]
+    assert client.delete(f"/v1/tables/{table['id']}/players/3", headers=player).status_code == 200
+    again = client.post(hand_url(table, hand, "/actions"), json={"type": "fold"},
+                        headers={**player, "Idempotency-Key": "move-3"})
+    assert again.status_code == 201, again.get_json()
+    assert again.headers["Idempotent-Replayed"] == "true" and again.data == answers[3].data
+    for headers in (player, {**player, "Idempotency-Key": "another"}):
+        assert_problem(client.post(hand_url(table, hand, "/actions"), json={"type": "fold"},
+                                   headers=headers), 403, "forbidden")
+
+
 def test_a_retried_leave_is_replayed_and_frees_no_one_who_sat_down_since(client, table):
     url = f"/v1/tables/{table['id']}/players"
     first = client.delete(f"{url}/3", headers={**table["admin"], "Idempotency-Key": "gone"})
@@ -477,6 +513,19 @@ def test_a_creation_key_whose_record_expired_gets_table_exists(client, fake_back
     again = client.post("/v1/tables", json={"game": "five-card-draw"}, headers=key)
     assert again.status_code == 409 and again.json["code"] == "table_exists"
     assert "admin_token" not in again.json
+
+
+@pytest.mark.parametrize("key", ["k1,k1", "k1, k1", "a,b"])
+def test_an_idempotency_key_given_twice_or_holding_a_comma_is_refused(client, key):
+    """gunicorn joins a header given twice with a comma: neither copy is taken as the key,
+    so a retry whose key a proxy doubled applies nothing a second time."""
+    created = client.post("/v1/tables", json={"game": "five-card-draw"},
+                          headers={"Idempotency-Key": key.partition(",")[0]})
+    assert created.status_code == 201
+    problem = assert_problem(client.post("/v1/tables", json={"game": "five-card-draw"},
+                                         headers={"Idempotency-Key": key}),
+                             422, "invalid_idempotency_key")
+    assert "given once" in problem["detail"]
 
 
 def test_a_write_without_an_idempotency_key_is_never_marked(client, table):

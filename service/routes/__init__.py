@@ -228,6 +228,9 @@ def client_key(payload: dict | None = None) -> ClientKey | None:
         return None
     if not 1 <= len(key) <= 200:
         raise ApiError(422, "invalid_idempotency_key", "Idempotency-Key must be 1 to 200 characters")
+    if "," in key:  # the server joins a header given twice with one: which key was meant?
+        raise ApiError(422, "invalid_idempotency_key", "Idempotency-Key must be given once, "
+                       "and hold no comma")
     request_text = f"{asked.method} {asked.path}\n{canonical_json(payload or {})}"
     return ClientKey(key, hashlib.sha256(request_text.encode()).hexdigest())
 

@@ -65,13 +65,16 @@ def act(table_id: str, hand_no: int):
 def _held_or_read(table_id: str, hand_no: int):
     """The table and hand as this process holds them, if it does and the token is a
     player's there (the move's append checks that neither has moved on), else as read now;
-    and the caller."""
+    and the caller: with an Idempotency-Key, also a player who has left since being dealt
+    into the hand, to be answered a retry of their move (``Cardroom.act``)."""
     held = room().held(table_id, hand_no)
     if held is not None:
         with suppress(ApiError):
             return held, require(held.table.state, "player")
     snapshot = room().snapshot(table_id, hand_no)
-    return snapshot, require(snapshot.table.state, "player")
+    retry = "Idempotency-Key" in request.headers
+    return snapshot, require(snapshot.table.state, "player",
+                             hand=_state(snapshot) if retry else None)
 
 
 @hands.get("/<int:hand_no>/events")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, request
 
 from service import logs, schemas
 from service.auth import require
@@ -69,7 +69,9 @@ def add_chips(table_id: str, seat: int):
 @takes_query
 @takes_token
 def leave_table(table_id: str, seat: int):
-    caller = require(room().table(table_id).state, "player", "admin", seat=seat)
+    retry = "Idempotency-Key" in request.headers  # a player who has left may be answered it
+    caller = require(room().table(table_id).state, "player", "admin", seat=seat,
+                     left=seat if retry else None)
     actor = "admin" if caller.role == "admin" else f"seat:{seat}"
     seated = None if caller.role == "admin" else caller
     holder = query(schemas.leave_query)["player_id"]  # the player the admin means to remove
