@@ -139,8 +139,8 @@ def _fold_to_the_end(client, hand: str, admin: dict, tokens: dict[int, dict]) ->
 
 
 @pytest.mark.parametrize("move, headers", [
-    ({"type": "fold"}, {"Idempotency-Key": "fold-{gone}"}),  # its first fold again,
     ({"type": "check"}, {"Idempotency-Key": "fold-{gone}"}),  # its key, reused,
+    ({"type": "fold"}, {"Idempotency-Key": "fold-again"}),  # a fold anew, with a key,
     ({"type": "fold"}, {}),  # a fold anew,
     ({"type": "nonsense"}, {}), ({"bogus": 1}, {}),  # no move at all,
     ({"type": "check"}, {"If-Match": '"x"'}),  # a bad version,
@@ -166,6 +166,26 @@ def test_a_player_who_left_is_refused_by_a_process_holding_the_table_from_before
         refused = process.post(f"{hand}/actions", json=move, headers={**tokens[gone], **headers})
         assert refused.status_code == 403 and refused.json["code"] == "forbidden", refused.json
         assert recognised == [False]
+
+
+def test_a_player_who_left_is_answered_a_retry_of_their_move_by_either_process():
+    """Whichever process answers, and whether it holds the table from before or reads it,
+    the first answer again (the token recognised: it was dealt into the hand)."""
+    one, other = _two_processes()
+    table, admin, players = _table(one)
+    tokens = {p["seat"]: _bearer(p["token"]) for p in players.values()}
+    hand = f"{table}/hands/{one.post(f'{table}/hands', headers=admin).json['hand_no']}"
+    keys = _fold_to_the_end(one, hand, admin, tokens)
+    gone = next(iter(keys))
+    first = one.get(f"{hand}/events", headers=admin).json["events"]
+    assert other.delete(f"{table}/players/{gone}", headers=admin).status_code == 200
+    for process in (one, other):
+        again = process.post(f"{hand}/actions", json={"type": "fold"}, headers={
+            **tokens[gone], "Idempotency-Key": keys[gone]})
+        assert again.status_code == 201, again.json
+        assert again.headers["Idempotent-Replayed"] == "true"
+        folded = next(e for e in first if e["type"] == "PlayerFolded")
+        assert again.json["events"][0]["event_id"] == folded["event_id"]
 
 
 def test_a_move_decided_on_a_table_held_from_before_its_seat_changed_hands_is_refused():

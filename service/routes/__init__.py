@@ -194,8 +194,8 @@ def body(schema: Schema) -> dict:
         value = jsonio.loads(data)
         _NAMES_ONCE.decode(data.decode())
     except jsonio.Refused as refused:
-        raise ApiError(400, "malformed_json", f"the body cannot be taken as JSON: {refused}",
-                       ) from None
+        why = f"the body cannot be taken as JSON: {refused}"
+        raise ApiError(400, "malformed_json", why) from None
     except ValueError:  # also: not UTF-8, or UTF-8 led by a BOM
         raise ApiError(400, "malformed_json", "the body is not valid JSON in UTF-8, "
                        "without a byte order mark") from None
