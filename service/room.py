@@ -483,9 +483,14 @@ class Cardroom(Reads):
         return signed
 
 
-def _still_seated(table: table_rules.TableState, viewer: Viewer) -> None:
+def seats(table: table_rules.TableState, viewer: Viewer) -> bool:
+    """Whether ``table`` seats ``viewer`` (a player) where they sat."""
     seat = table.seat(viewer.seat)
-    if seat is None or seat.player_id != viewer.player_id:
+    return seat is not None and seat.player_id == viewer.player_id
+
+
+def _still_seated(table: table_rules.TableState, viewer: Viewer) -> None:
+    if not seats(table, viewer):
         raise NotSeated("this token gives no access to this table")
 
 

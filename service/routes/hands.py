@@ -15,7 +15,7 @@ from service import live, schemas
 from service.addresses import client_address
 from service.auth import require
 from service.problems import ApiError
-from service.room import NotSeated
+from service.room import NotSeated, seats
 from service.routes import answered, body, client_key, query, room, takes_query, takes_token
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
@@ -57,16 +57,11 @@ def act(table_id: str, hand_no: int):
         return answered(room().act(table_id, hand_no, caller, command, expected,
                                    client_key(action), snapshot), 201)
     except (ApiError, ValidationError, NotSeated) as refused:
-        if snapshot.held or isinstance(refused, NotSeated) or _has_left(snapshot, caller):
+        # a player who has left is recognised only to be answered a retry: else 403
+        if (snapshot.held or isinstance(refused, NotSeated)
+                or not seats(snapshot.table.state, caller)):
             require(room().snapshot(table_id, hand_no).table.state, "player")  # 403 first
         raise
-
-
-def _has_left(snapshot, caller) -> bool:
-    """Whether ``caller`` is a player the table no longer seats (one dealt into the hand,
-    recognised only to be answered a retry of a move: refused anything else with 403)."""
-    seat = snapshot.table.state.seat(caller.seat)
-    return seat is None or seat.player_id != caller.player_id
 
 
 def _held_or_read(table_id: str, hand_no: int):
