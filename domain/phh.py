@@ -16,7 +16,8 @@ stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is 
 amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO; a
 hand whose big blind or bring-in was posted short and called in full, where PHH calls
 what was posted; a hand in which all-ins short of a full raise that added up to one
-reopened the betting to a player who raised, as PokerKit does not always) is written
+reopened the betting to a player who raised, as PokerKit does not always; a hand with
+an all-in bet or raise under ``half_bet_rule``, where PHH plays the full-bet rule) is written
 with the standard fields and actions that apply, the game and its options in the user
 fields ``_variant`` and ``_options`` (and ``_options_null``, the options set to null,
 such as ``max_raises`` for no cap: TOML has no null), and no ``variant``: a PHH tool
@@ -144,6 +145,8 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # a forced bet posted short and called in full: PHH calls what was posted
     if _raise_pokerkit_refuses(events):
         return None  # a raise reopened by short all-ins that add up, as PokerKit's are not
+    if options.get("half_bet_rule") and _all_in_wager(events):
+        return None  # what may follow it is the half-bet rule's; PHH plays the full-bet rule
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):
@@ -190,6 +193,23 @@ def _raise_pokerkit_refuses(events: list[Event]) -> bool:
             if not isinstance(event, (PlayerChecked, PlayerFolded)):
                 stacks[event.seat] -= event.added
                 bets[event.seat] = event.to
+    return False
+
+
+def _all_in_wager(events: list[Event]) -> bool:
+    """Whether a player bet, raised or completed all in."""
+    stacks = {s["seat"]: s["stack"] for s in events[0].seats}
+    for event in events:
+        if isinstance(event, (AntePosted, BlindPosted)):
+            stacks[event.seat] -= event.amount
+        elif isinstance(event, (BetReturned, ChipsBought)):
+            stacks[event.seat] += event.amount
+        elif isinstance(event, (PlayerCalled, BringInPosted, BetPlaced, PlayerRaised,
+                                BetCompleted)):
+            if stacks[event.seat] == event.added and not isinstance(
+                    event, (PlayerCalled, BringInPosted)):
+                return True
+            stacks[event.seat] -= event.added
     return False
 
 

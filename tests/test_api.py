@@ -478,3 +478,35 @@ def test_a_long_table_id_is_not_found_and_repeated_only_in_part(client, table, p
     response = client.get(path.format(id=made_up), headers=table["admin"])
     assert_problem(response, 404, "table_not_found")
     assert response.json["detail"] == f"no table {made_up[:64]}..."
+
+
+def test_a_fixed_limit_all_in_bet_of_less_than_half_a_bet_is_completed(client, fake_backend):
+    """``half_bet_rule``: seat 2 bets its last 4 chips on the flop, less than half the bet of
+    10; seat 3 is offered to call or complete to 10, completes, seat 1 raises a full bet
+    over the completion, and the hand audits valid."""
+    created = client.post("/v1/tables", json={"game": "texas-holdem", "options": {
+        "structure": "fixed-limit", "big_blind": 10, "half_bet_rule": True}}).json
+    table = {"id": created["table_id"], "admin": auth(created["admin_token"]),
+             "auditor": auth(created["auditor_token"]), "players": {}}
+    for name, buy_in in (("ann", 1000), ("bob", 14), ("cy", 1000)):
+        joined = client.post(f"/v1/tables/{table['id']}/players",
+                             json={"name": name, "buy_in": buy_in}).json
+        table["players"][joined["seat"]] = auth(joined["token"])
+    hand_no = start_hand(client, table)
+    for seat, body in ((1, {"type": "call"}), (2, {"type": "call"}), (3, {"type": "check"}),
+                       (2, {"type": "bet", "amount": 4})):
+        assert act(client, table, hand_no, seat, **body).status_code == 201
+    assert read(client, table, hand_no, seat=3)["legal_actions"] == [
+        {"type": "call", "amount": 4}, {"type": "complete", "amount": 10}, {"type": "fold"}]
+    assert_problem(act(client, table, hand_no, 3, type="raise", amount=14), 422,
+                   "illegal_action")
+    assert act(client, table, hand_no, 3, type="complete").status_code == 201
+    raise_ = next(a for a in read(client, table, hand_no)["legal_actions"] if a["type"] == "raise")
+    assert (raise_["min"], raise_["max"]) == (20, 20)
+    assert act(client, table, hand_no, 1, type="raise", amount=20).status_code == 201
+    assert act(client, table, hand_no, 3, type="call").status_code == 201
+    while (hand := read(client, table, hand_no))["status"] == "betting":
+        assert act(client, table, hand_no, hand["to_act"], type="check").status_code == 201
+    fake_backend.run_jobs()
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert audit["valid"], audit

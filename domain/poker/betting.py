@@ -12,6 +12,13 @@ Amounts are totals for the round ("bet to", "raise to"); the structure
   raise does not reopen it to players who have already acted: they may call or fold,
   unless such all-ins together have raised the bet they acted on by a full raise
   (``short_all_ins_add_up``: as cardrooms play it, where the books are silent).
+* ``half_bet_rule`` (fixed limit; Robert's Rules of Poker, where the books are silent): an
+  all-in bet or raise that raises the last full bet or raise by at least half a bet counts
+  as full (it reopens the betting, and counts toward the cap); one of less may be called,
+  or completed to a full one by a player the betting is open to: an opening bet to a full
+  bet (``complete``, which is no raise), a raise to a full bet over the last full one.
+  Without it (the full-bet rule, as PokerKit plays it) only a full bet or raise counts,
+  and a raise goes a full bet over the all-in.
 * ``max_raises`` caps the raises after the opening bet (null: no cap); no-limit has none.
   Nobody raises, or completes a bring-in (``complete_needs_a_caller``), when every other
   player is all in: there would be no one to call it.
@@ -79,6 +86,9 @@ def legal_actions(state: HandState, seat: SeatState) -> list[dict]:
     if _completion_open(state):
         if not options.get("complete_needs_a_caller", False) or _a_caller(state, seat):
             actions.append(_completion(sizes, reach, state.current_bet, covered))
+    elif _short_bet_to_complete(state, seat):
+        if _a_caller(state, seat):
+            actions.append(_completion(sizes, reach, state.current_bet, covered))
     elif state.current_bet == 0:
         actions.append(_amounts("bet", sizes.bet_min, sizes.bet_max, sizes.step, reach, covered))
     elif (_may_raise(state, seat, sizes) and not _capped(state) and reach > state.current_bet
@@ -115,7 +125,7 @@ def action_event(state: HandState, seat: SeatState, kind: str, amount: int | Non
     if kind == "complete":
         to = action["amount"]
         return BetCompleted(seat=seat.seat, to=to, added=to - seat.bet,
-                            full=to >= structures.sizes(state, seat).bet_min)
+                            full=_full(state, to, structures.sizes(state, seat).bet_min))
     return _aggressive_event(state, seat, kind, amount, action)
 
 
@@ -131,9 +141,24 @@ def _aggressive_event(state, seat, kind, amount, action) -> Event:
         raise DomainError("insufficient_chips", f"{kind} to {amount} needs {amount - seat.bet} "
                           f"chips; the stack holds {seat.stack}")
     sizes = structures.sizes(state, seat)
-    full = amount >= (sizes.bet_min if kind == "bet" else sizes.raise_min)
+    full = _full(state, amount, sizes.bet_min if kind == "bet" else sizes.raise_min)
     cls = BetPlaced if kind == "bet" else PlayerRaised
     return cls(seat=seat.seat, to=amount, added=amount - seat.bet, full=full)
+
+
+def _full(state: HandState, to: int, least: int) -> bool:
+    """Whether a bet, raise or completion to ``to`` counts as full: it reaches ``least``, or
+    (``half_bet_rule``) it goes past the last full bet or raise by at least half the way."""
+    if to >= least:
+        return True
+    return structures.half_bet_rule(state) and 2 * (to - state.full_to) >= least - state.full_to
+
+
+def _short_bet_to_complete(state: HandState, seat: SeatState) -> bool:
+    """``half_bet_rule``: an all-in opening bet of less than half a bet stands, and the
+    betting is open to ``seat`` (a player who checked before it may only call it)."""
+    return (structures.half_bet_rule(state) and state.current_bet > 0 and not state.full_bet
+            and seat.may_raise)
 
 
 def _completion(sizes: structures.Sizes, reach: int, above: int, covered: bool) -> dict | None:

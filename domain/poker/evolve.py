@@ -44,7 +44,8 @@ def _blind(state: HandState, event: BlindPosted) -> HandState:
     changes = {"current_bet": max(state.current_bet, state.seat(event.seat).bet,
                                   event.call_to or 0)}
     if event.blind in ("big", "straddle"):  # a straddle raises the bet, not the increment
-        changes.update(full_bet=True, raise_size=state.options["big_blind"])
+        changes.update(full_bet=True, raise_size=state.options["big_blind"],
+                       full_to=changes["current_bet"])
     return replace(state, **changes)
 
 
@@ -94,7 +95,7 @@ def _aggressive(state: HandState, event) -> HandState:
         changes["last_aggressor"] = event.seat
     if full:
         opening = type(event) in (BetPlaced, BetCompleted)
-        changes.update(full_bet=True, last_full_aggressor=event.seat,
+        changes.update(full_bet=True, last_full_aggressor=event.seat, full_to=event.to,
                        raise_size=event.to if opening else event.to - state.current_bet,
                        raises=state.raises + (type(event) is PlayerRaised))
         state = replace(state, seats=_reopened(state.seats))
@@ -132,8 +133,8 @@ def _returned(state: HandState, event: BetReturned) -> HandState:
 
 def _round_closed(state: HandState, event: BettingRoundClosed) -> HandState:
     seats = tuple(replace(s, bet=0) if s.bet else s for s in state.seats)
-    return replace(state, awaiting=(), current_bet=0, raise_size=0, full_bet=False, raises=0,
-                   seats=seats)
+    return replace(state, awaiting=(), current_bet=0, raise_size=0, full_to=0, full_bet=False,
+                   raises=0, seats=seats)
 
 
 def _evaluated(state: HandState, event: ShowdownEvaluated) -> HandState:

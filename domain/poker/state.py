@@ -51,6 +51,7 @@ class HandState:
     awaiting: tuple[int, ...] = ()  # the seats whose decision the hand waits for
     current_bet: int = 0  # the bet to match in this round
     raise_size: int = 0  # the increment of the last full bet or raise in this round
+    full_to: int = 0  # the total of that bet or raise (or of the big blind)
     full_bet: bool = False  # a full opening bet (a big blind, a completion) stands
     raises: int = 0  # raises after the opening bet in this round
     last_aggressor: int | None = None  # the last to bet or raise in this round

@@ -17,7 +17,10 @@ and the raise cap are the betting module's.
   pair on fourth street (the second round) lets the opening bet be either size,
   and raises follow the size opened. 003 ("all players have the option to bet the
   higher limit") does not say whether a raise may go to the upper limit after a lower
-  opening bet; here it may not: whoever wants the upper limit opens with it.
+  opening bet; here it may not: whoever wants the upper limit opens with it. A raise goes
+  a full bet over the bet to match, an all-in for less too (the full-bet rule, as PokerKit
+  plays it); with ``half_bet_rule`` (Robert's Rules of Poker; the books are silent) it
+  goes a full bet over the last full bet or raise (``betting``).
 * ``spread-limit``: any bet or raise from ``min_bet`` up to ``small_bet`` (lower
   rounds) or ``big_bet`` (upper rounds).
 * ``club`` (001): spread-limit with the club's defaults: ante 1, minimum bet 1,
@@ -73,9 +76,17 @@ def _fixed(state, seat) -> Sizes:
     size = big if big_round(state) else small
     if state.current_bet == 0 and _open_pair_choice(state):
         return Sizes(small, big, small, big, big - small or 1)
+    if half_bet_rule(state):
+        if state.full_bet:  # an all-in counted as full raised by less than a bet
+            size = max(size, state.raise_size)
+        return Sizes(size, size, state.full_to + size, state.full_to + size, size)
     if state.full_bet and state.raise_size:
         size = state.raise_size
     return Sizes(size, size, state.current_bet + size, state.current_bet + size, size)
+
+
+def half_bet_rule(state: HandState) -> bool:
+    return state.options.get("half_bet_rule", False) and state.options["structure"] == "fixed-limit"
 
 
 def _open_pair_choice(state: HandState) -> bool:

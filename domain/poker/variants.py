@@ -86,6 +86,12 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "that together raise the bet a player acted on by a full raise reopen the "
                "betting to that player, as cardrooms play it (the books are silent); false: "
                "only a full bet or raise reopens it, as in hands played before this option"),
+        Option("half_bet_rule", "boolean", False, "fixed-limit: an all-in bet or raise of at "
+               "least half a full one counts as full (it reopens the betting, and a raise goes a "
+               "full bet over it); one of less may be called or completed to a full one, as "
+               "Robert's Rules of Poker play it (the books are silent); false: the full-bet "
+               "rule, only a full bet or raise counts and a raise goes a full bet over the "
+               "all-in, as PokerKit plays it"),
         Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
                "pot: the high half (as cardrooms play it), then the first winner to the left of "
                "the button (003)",

@@ -23,13 +23,15 @@ hands = st.fixed_dictionaries({
     "moves": st.integers(0, 2**32),
     "all_in": st.sampled_from(["forbidden", "side_pots"]),
     "structure": st.sampled_from(["house", "fixed-limit"]),
+    "half_bet_rule": st.booleans(),
 })
 
 
 def played(case):
     button = 1 + case["moves"] % len(case["stacks"])
     state, events = start(case["stacks"], button=button, seed=case["seed"],
-                          all_in=case["all_in"], structure=case["structure"])
+                          all_in=case["all_in"], structure=case["structure"],
+                          half_bet_rule=case.get("half_bet_rule", False))
     steps = []
     final, more = play_out(state, random.Random(case["moves"]),
                            on_step=lambda s, new: steps.append(s))

@@ -72,6 +72,28 @@ def test_exports_replay_in_pokerkit(case):
     assert checked >= N * 0.8 and agreeing >= checked * 0.5, (checked, agreeing)
 
 
+def test_a_hand_with_an_all_in_wager_under_the_half_bet_rule_is_written_under_variant():
+    """PHH plays the full-bet rule: a hand in which a player bet or raised all in under
+    ``half_bet_rule`` is written with ``_variant``; one without stays FT, and PokerKit
+    replays it to the same stacks."""
+    written = {"_variant": 0, "variant": 0}
+    for number in range(2 * N):
+        rng = random.Random(number)
+        stacks = [rng.choice([70, 95, 170, 1000]) for _ in range(rng.randint(2, 6))]
+        state, events = start(stacks, game="texas-holdem", button=1 + number % len(stacks),
+                              seed=rng.randbytes(32).hex(), structure="fixed-limit",
+                              half_bet_rule=True)
+        events += play_out(state, rng)[1]
+        document = tomllib.loads(phh.export(events, {}))
+        assert ("_variant" in document) is phh._all_in_wager(events), number
+        written["_variant" if "_variant" in document else "variant"] += 1
+        if "variant" in document:
+            order = phh.player_order(events[0].seats, events[0].button)
+            assert replayed_by_pokerkit(phh.export(events, {})) == [
+                events[-1].stacks[str(seat)] for seat in order], number
+    assert min(written.values()) > 0, written
+
+
 def test_a_pot_limit_holdem_hand_is_written_under_variant_of_its_own():
     record = hand("holdem-pot-limit", 0)
     document = phh.export(record.events, {})
@@ -352,7 +374,9 @@ def test_a_draw_hand_all_in_before_the_draw_is_exported_with_its_draws_before_th
     ("five-card-draw", {"all_in": "forbidden"}), ("texas-holdem", {"all_in": "forbidden"}),
     ("seven-card-stud", {"all_in": "forbidden"}), ("five-card-draw", {"small_blind": 2}),
     ("texas-holdem", {"small_blind": 37}), ("omaha", {"big_blind": 0, "small_blind": 10}),
-    ("omaha-hi-lo", {"ante": 130, "split_chip": "table"})])
+    ("omaha-hi-lo", {"ante": 130, "split_chip": "table"}),
+    ("texas-holdem", {"structure": "fixed-limit", "half_bet_rule": True}),
+    ("seven-card-stud", {"half_bet_rule": True})])
 def test_random_hands_export_and_import_again_to_their_stacks(game, options):
     """Hands played with random moves, with side pots, or where nobody may go all in and
     players buy chips mid-hand to call (``_chips_bought``), exported and imported again:

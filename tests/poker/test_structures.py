@@ -141,6 +141,65 @@ def test_short_all_ins_that_add_up_to_a_full_raise_reopen_the_betting(last_all_i
                                                           else None)
 
 
+def flop(stacks, **options):
+    """Fixed-limit hold'em, bets of 10, called round to the flop; seat 2 acts first on it."""
+    state, _ = holdem(stacks, button=1, structure="fixed-limit", big_blind=10, **options)
+    for seat, kind in [(4, "call"), (1, "call"), (2, "call"), (3, "check")]:
+        state, _ = act(state, seat, kind)
+    return state
+
+
+def aggression(state, seat) -> dict:
+    """What ``seat`` may bet, raise or complete to (the least of each)."""
+    return {kind: action.get("min", action.get("amount")) for kind, action
+            in legal(state, seat).items() if kind in ("bet", "raise", "complete")}
+
+
+@pytest.mark.parametrize("all_in, rule, full, offered", [
+    (4, True, False, {"complete": 10}), (6, True, True, {"raise": 16}),
+    (4, False, False, {"raise": 14}), (6, False, False, {"raise": 16})])
+def test_a_fixed_limit_all_in_bet_of_less_than_a_bet(all_in, rule, full, offered):
+    """Seat 2 checks and seat 3 bets all in for less than the bet of 10. With
+    ``half_bet_rule`` one of less than half a bet is completed to 10, and one of at least
+    half is a full bet, raised a full bet over, which also reopens the betting to seat 2;
+    without it a raise goes a full bet over either, and neither reopens it."""
+    state = flop([1000, 1000, 10 + all_in, 1000], half_bet_rule=rule)
+    state, _ = act(state, 2, "check")
+    state, events = act(state, 3, "bet", all_in)
+    assert events[0].full is full
+    assert aggression(state, 4) == offered
+    for seat in (4, 1):
+        state, _ = act(state, seat, "call")
+    assert aggression(state, 2) == (offered if full else {})
+
+
+def test_a_completed_all_in_bet_is_the_opening_bet_raised_a_full_bet_over():
+    state = flop([1000, 1000, 14, 1000], half_bet_rule=True, max_raises=1)
+    state, _ = act(state, 2, "check")
+    state, _ = act(state, 3, "bet", 4)
+    state, events = act(state, 4, "complete")
+    assert (events[0].type, events[0].to, events[0].full) == ("BetCompleted", 10, True)
+    assert aggression(state, 1) == {"raise": 20}  # the completion is no raise: one is left
+    state, _ = act(state, 1, "raise", 20)
+    assert aggression(state, 2) == {}
+
+
+@pytest.mark.parametrize("all_in, rule, raise_to, raises", [
+    (14, True, 20, 0), (16, True, 26, 1), (14, False, 24, 0), (16, False, 26, 0)])
+def test_a_fixed_limit_all_in_raise_of_less_than_a_bet(all_in, rule, raise_to, raises):
+    """Seat 2 bets 10 and seat 4 raises all in for less than a full raise. With
+    ``half_bet_rule`` a raise of less than half a bet is completed to 20, and one of at
+    least half is a full raise (toward the cap too), which reopens the betting to seat 2;
+    without it a raise goes a full bet over either, and neither reopens it."""
+    state = flop([1000, 1000, 1000, 10 + all_in], half_bet_rule=rule)
+    for seat, kind, amount in [(2, "bet", 10), (3, "call", None), (4, "raise", all_in)]:
+        state, _ = act(state, seat, kind, amount)
+    assert state.raises == raises
+    assert aggression(state, 1) == {"raise": raise_to}
+    state, _ = act(state, 1, "call")
+    assert aggression(state, 2) == ({"raise": raise_to} if raises else {})
+
+
 def test_fixed_limit_bets_the_small_bet_then_the_big_bet_with_one_bet_and_three_raises():
     state, _ = holdem([5000] * 3, button=1, structure="fixed-limit")
     assert legal(state, 1)["raise"] == {"type": "raise", "min": 100, "max": 100, "step": 50}
