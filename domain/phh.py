@@ -429,14 +429,16 @@ def import_hand(text: str, hand_no: int) -> Imported:
     game_id, options = _game_and_options(document)
     count = len(document["starting_stacks"])
     names = document.get("players") or [f"p{i}" for i in range(1, count + 1)]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise PhhRejected(None, "players must be an array of names")
     if len(names) != count:
         raise PhhRejected(None, f"players names {len(names)} players, starting_stacks {count}")
-    for name in map(str, names):
+    for name in names:
         problem = (f"a name has at most {MAX_LENGTH} characters" if len(name) > MAX_LENGTH
                    else name_problem(name))
         if problem:
             raise PhhRejected(None, f"players: {name[:MAX_LENGTH]!r}: {problem}")
-    seats = tuple({"seat": i + 1, "name": str(names[i]),
+    seats = tuple({"seat": i + 1, "name": names[i],
                    "stack": _chips(s, "starting_stacks", MAX_CHIPS), "player_id": ""}
                   for i, s in enumerate(document["starting_stacks"]))
     lines = [line for i, text_ in enumerate(document["actions"])
@@ -558,13 +560,16 @@ def _rescaled(document: dict, change) -> dict:
 
 
 def _game_and_options(document: dict) -> tuple[str, dict]:
+    if not isinstance(document.get("_options", {}), dict):
+        raise PhhRejected(None, "_options must be a table of option names and values")
     if "_variant" in document:
-        game_id, requested = document["_variant"], {**_PHH_RULES,
-                                                    **(document.get("_options") or {}),
-                                                    **_null_options(document)}
+        game_id = document["_variant"]
+        if not isinstance(game_id, str):
+            raise PhhRejected(None, "_variant must be the id of a cardroom game")
+        requested = {**_PHH_RULES, **document.get("_options", {}), **_null_options(document)}
     else:
         code = document.get("variant")
-        if code not in GAMES:
+        if not isinstance(code, str) or code not in GAMES:
             raise PhhRejected(None, f"variant {code!r} is not one cardroom plays; it plays "
                               f"{', '.join(GAMES)} (and, with _variant, its own games)")
         game_id, structure = GAMES[code]  # the standard fields win over our _options

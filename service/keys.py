@@ -86,6 +86,12 @@ class Keys:
         """The id of the table made by a creation sent with ``idempotency_key``."""
         return self._mac("cardroom/table-id/v1", idempotency_key).hex()[:16]
 
+    def command_id(self, idempotency_key: str) -> str:
+        """The ``command_id`` of the events a command sent with ``idempotency_key`` causes:
+        events of one command share it, and it does not disclose the key (histories are
+        handed around, and a key replayed gets its first answer, a table's tokens say)."""
+        return self._mac("cardroom/command-id/v1", idempotency_key).hex()[:32]
+
     def token(self, role: str, table_id: str, player_id: str = "") -> str:
         mac = self._mac("cardroom/token/v1", role, table_id, player_id)
         return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()

@@ -117,7 +117,7 @@ class Cardroom(Reads):
             try:
                 written = self.store.append(
                     [StreamWrite(table_stream(table_id), 0, sealed(events))], actor="anonymous",
-                    command_id=client_key and client_key.key, idempotency=idem,
+                    command_id=self._command_id(client_key), idempotency=idem,
                     answer=remembered)
             except VersionConflict:  # the key's table, made by a copy whose record expired
                 raise _made_by_an_expired_key(table_id) from None
@@ -125,6 +125,9 @@ class Cardroom(Reads):
                               written[table_stream(table_id)], events, table_rules.evolve)
             return answer(remembered)
         return self._once(idem, attempt, answer)
+
+    def _command_id(self, client_key: ClientKey | None) -> str | None:
+        return self.keys.command_id(client_key.key) if client_key else None
 
     def _new_table_id(self, client_key: ClientKey | None) -> str:
         """A new table's id: derived from the Idempotency-Key if there is one, so that a
@@ -200,7 +203,7 @@ class Cardroom(Reads):
             stream = table_stream(table_id)
             written = self.store.append(
                 [StreamWrite(stream, loaded.version, sealed(events), loaded.head_hash)],
-                actor=actor, command_id=client_key and client_key.key, idempotency=idem,
+                actor=actor, command_id=self._command_id(client_key), idempotency=idem,
                 answer=remembered)
             self.cache.extend(stream, loaded, written[stream], events, table_rules.evolve)
             return answer(remembered)
@@ -238,7 +241,7 @@ class Cardroom(Reads):
                 [StreamWrite(streams[0], loaded.version, sealed([opened]), loaded.head_hash),
                  StreamWrite(streams[1], 0, sealed(hand_events, opened.game),
                              fairness.GENESIS_HASH)],
-                actor="admin", command_id=client_key and client_key.key, idempotency=idem,
+                actor="admin", command_id=self._command_id(client_key), idempotency=idem,
                 answer=body, owe_job=job if owed else None)
             self.cache.extend(streams[0], loaded, written[streams[0]], [opened],
                               table_rules.evolve)
@@ -288,7 +291,7 @@ class Cardroom(Reads):
             try:
                 written = self._append_hand(
                     table_id, hand_no, now, events, actor=f"seat:{command.seat}",
-                    command_id=client_key and client_key.key, idempotency=idem,
+                    command_id=self._command_id(client_key), idempotency=idem,
                     answer={"after": hand.version, "version": hand.version + len(events)})
             except VersionConflict as conflict:
                 snapshot = self.caught_up(now, conflict)
@@ -371,7 +374,7 @@ class Cardroom(Reads):
             [StreamWrite(table_stream(table_id), table.version, sealed(created + opened + settled),
                          table.head_hash),
              StreamWrite(stream, 0, sealed(imported.events, imported.game), fairness.GENESIS_HASH)],
-            actor="import", command_id=client_key and client_key.key, idempotency=idem,
+            actor="import", command_id=self._command_id(client_key), idempotency=idem,
             answer=body, also_set=self._receipt(table_id, hand_no, stream, ended),
             ends_hand=hand_no)
         return _as_remembered(body)

@@ -510,3 +510,21 @@ def test_a_fixed_limit_all_in_bet_of_less_than_half_a_bet_is_completed(client, f
     fake_backend.run_jobs()
     audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
     assert audit["valid"], audit
+
+
+def test_a_history_discloses_no_idempotency_key(client, fake_backend, table):
+    """A key replayed gets its first answer (a table's tokens, say), and histories are
+    handed around: events carry a digest of the key, the same for one command's events."""
+    start = client.post(f"/v1/tables/{table['id']}/hands",
+                        headers={**table["admin"], "Idempotency-Key": "start-key-1"})
+    hand_no = start.json["hand_no"]
+    act(client, table, hand_no, 2, type="fold")
+    response = client.post(hand_url(table, hand_no, "/actions"), json={"type": "fold"},
+                           headers={**table["players"][3], "Idempotency-Key": "fold-key-3"})
+    assert response.status_code == 201
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    text = str(history)
+    assert "start-key-1" not in text and "fold-key-3" not in text
+    started = {e["command_id"] for e in history["events"] if e["version"] <= 3}
+    folded = {e["command_id"] for e in response.json["events"]}
+    assert len(started) == len(folded) == 1 and started != folded and None not in started

@@ -219,6 +219,35 @@ def test_amounts_past_four_decimals_or_with_our_own_variant_are_refused(change, 
         phh.import_hand(CENTS.replace(*change), 1)
 
 
+WHOLE = """variant = "NT"
+antes = [0, 0]
+blinds_or_straddles = [50, 25]
+min_bet = 50
+starting_stacks = [1001, 2000]
+actions = ["d dh p1 AcAd", "d dh p2 7c2d", "p1 cbr 125", "p2 cc", "d db 2h3h4h", "p1 cc",
+           "p2 cbr 501", "p1 f"]
+finishing_stacks = [876, 2125]
+"""
+
+
+@pytest.mark.parametrize("change, reason", [
+    (('variant = "NT"', 'variant = ["NT"]'), "not one cardroom plays"),
+    (('variant = "NT"', "variant = {a = 1}"), "not one cardroom plays"),
+    (('variant = "NT"', '_variant = ["texas-holdem"]'), "_variant must be"),
+    (('variant = "NT"', "_variant = {a = 1}"), "_variant must be"),
+    (('variant = "NT"', '_variant = "texas-holdem"\n_options = 5'), "_options must be"),
+    (('variant = "NT"', '_variant = "texas-holdem"\n_options = [1]'), "_options must be"),
+    (('variant = "NT"', 'variant = "NT"\n_options = "x"'), "_options must be"),
+    (("min_bet = 50", "min_bet = 50\nplayers = 5"), "players must be"),
+    (("min_bet = 50", 'min_bet = 50\nplayers = "ab"'), "players must be"),
+    (("min_bet = 50", 'min_bet = 50\nplayers = [{a = 1}, "b"]'), "players must be"),
+])
+def test_fields_of_the_wrong_kind_are_refused(change, reason):
+    assert phh.import_hand(WHOLE, 1).events[-1].stacks == {"1": 876, "2": 2125}
+    with pytest.raises(phh.PhhRejected, match=reason):
+        phh.import_hand(WHOLE.replace(*change), 1)
+
+
 def test_a_published_hand_with_a_move_out_of_turn_is_refused_at_that_move():
     text = (DATA / "wsop-2019-event-42-day-3-00-01-07.phh").read_text()
     with pytest.raises(phh.PhhRejected) as refused:
