@@ -170,7 +170,11 @@ class HandStarted(Event):
     An imported hand (``domain.phh``) has no seeds: its ``source`` says where its cards
     came from (``{"format": "phh", "forced": ..., "unknown": [...]}``), its deck is the
     one the document deals, and ``source["forced"]`` holds the document's forced bets
-    seat by seat (``{"antes": {seat: amount}, "blinds": {seat: amount}}``)."""
+    seat by seat (``{"antes": {seat: amount}, "blinds": {seat: amount}}``).
+
+    ``reshuffle_key`` (hidden as the deck is) is what a reshuffle of the stub mixes in
+    (``fairness.reshuffle_key`` of the server seed, with ``reshuffle: seeded``); empty in
+    an imported hand, and in one started before the option."""
 
     game: str
     hand_no: int
@@ -181,6 +185,7 @@ class HandStarted(Event):
     client_seeds: dict  # seat (as str) -> client seed
     deck: tuple
     source: dict = field(default_factory=dict)  # empty: shuffled here from the seeds
+    reshuffle_key: str = ""
 
 
 @dataclass(frozen=True)

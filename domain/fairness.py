@@ -80,11 +80,15 @@ ALGORITHMS = {
                "all down) deals a round at a time, so with m events of c cards the j-th "
                "event's r-th card (from 0) is the stub's (r * m + j)-th; BoardDealt and each "
                "CardsDrawn's received cards take the next in turn. StubReshuffled makes a "
-               "new stub: shuffled(rest + mucked) seeded with sha256(canonical_json({\"stub\": "
-               "rest, \"mucked\": mucked})) as hex, where rest is what is left of the stub and "
-               "mucked the cards mucked since the last reshuffle, in order: a discard's cards "
-               "as discarded, a folded hand's as its seat held them (a draw's cards in the "
-               "places of its discards)",
+               "new stub: shuffled(rest + mucked) seeded with sha256(bytes.fromhex(key) + "
+               "canonical_json({\"stub\": rest, \"mucked\": mucked})) as hex, where rest is "
+               "what is left of the stub and mucked the cards mucked since the last reshuffle, "
+               "in order: a discard's cards as discarded, a folded hand's as its seat held "
+               "them (a draw's cards in the places of its discards); key is HandStarted's "
+               "hidden reshuffle_key, sha256(bytes.fromhex(server_seed) + "
+               "b\"cardroom/reshuffle\") as hex, so that nobody who knows the cards can "
+               "foretell the new stub (empty in a hand imported, or started before 24 "
+               "November 2026 or at a table whose options lack reshuffle: seeded)",
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
                "{table_id, hand_no, version, head_hash, stacks, table_version, "
                "table_head_hash}; head_hash is the hash of the hand's last event, stacks maps "
@@ -153,9 +157,16 @@ def _deck_of_seed(deck_seed: str) -> tuple[str, ...]:
     return tuple(codes(shuffled(STANDARD_DECK, deck_seed)))
 
 
-def reshuffled_stub(stub: Sequence[str], mucked: Sequence[str]) -> list[str]:
-    """The new stub when the old runs short: what is left of it and the mucked cards."""
-    seed = hashlib.sha256(canonical_json({"stub": stub, "mucked": mucked}).encode()).hexdigest()
+def reshuffle_key(server_seed: str) -> str:
+    """The secret a hand's reshuffles mix in (``HandStarted.reshuffle_key``)."""
+    return hashlib.sha256(bytes.fromhex(server_seed) + b"cardroom/reshuffle").hexdigest()
+
+
+def reshuffled_stub(stub: Sequence[str], mucked: Sequence[str], key: str = "") -> list[str]:
+    """The new stub when the old runs short: what is left of it and the mucked cards,
+    shuffled by them and the hand's ``reshuffle_key`` (none: the cards alone)."""
+    mixed = canonical_json({"stub": stub, "mucked": mucked}).encode()
+    seed = hashlib.sha256(bytes.fromhex(key) + mixed).hexdigest()
     return codes(shuffled(parse_cards([*stub, *mucked]), seed))
 
 
@@ -362,6 +373,10 @@ def _deck(history, events, _key) -> str:
     data, deck = started["data"], opening["value"]
     if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
+    seeded = data["options"].get("reshuffle") == "seeded" and not _imported(started)
+    if _reshuffle_key(started) != (reshuffle_key(seed) if seeded else ""):
+        raise Problem(f"event {started['version']}: the reshuffle_key is not the one the "
+                      "server seed determines")
     dealt = dealt_in_order(deck, events)
     origin = "was imported" if _imported(started) else "matches the seeds"
     return f"the deck {origin}; {dealt} dealt cards came off it in the order dealing takes"
@@ -372,6 +387,7 @@ def dealt_in_order(deck: list[str], events: list[dict]) -> int:
     in the clear) deal, each checked to be the one ``ALGORITHMS["dealing"]`` takes off the
     stub there, and each reshuffled stub the one it makes; Problem at the first that is not."""
     stub, top, count, position = list(deck), 0, 0, 0
+    key = _reshuffle_key(events[0]) if events and events[0]["type"] == "HandStarted" else ""
     held: dict[Any, list[str]] = {}
     mucked: list[str] = []
     while position < len(events):
@@ -402,7 +418,7 @@ def dealt_in_order(deck: list[str], events: list[dict]) -> int:
         elif kind == "PlayerFolded":
             mucked += held.pop(data["seat"], [])
         elif kind == "StubReshuffled":
-            stub, top, mucked = reshuffled_stub(stub[top:], mucked), 0, []
+            stub, top, mucked = reshuffled_stub(stub[top:], mucked, key), 0, []
             opened = data["cards"] if isinstance(data["cards"], list) else (
                 (event.get("openings") or {}).get("/cards") or {}).get("value")
             if opened != stub:
@@ -434,6 +450,16 @@ def _expect(event: dict, field: str, cards: list[str]) -> None:
     if _opened_cards(event, field) != cards:
         raise Problem(f"event {event['version']}: {event['type']} does not deal the cards "
                       f"dealing takes off the stub there ({' '.join(cards)})")
+
+
+def _reshuffle_key(started: dict) -> str:
+    """HandStarted's reshuffle_key, in the clear or opened ("" where it has none)."""
+    key = started["data"].get("reshuffle_key", "")
+    if isinstance(key, dict):  # a commitment: its opening, if this reader has it
+        key = ((started.get("openings") or {}).get("/reshuffle_key") or {}).get("value")
+    if not isinstance(key, str):
+        raise Skipped("the reshuffle key is not revealed to this viewer")
+    return key
 
 
 def _imported(started: dict) -> bool:

@@ -528,3 +528,21 @@ def test_a_history_discloses_no_idempotency_key(client, fake_backend, table):
     started = {e["command_id"] for e in history["events"] if e["version"] <= 3}
     folded = {e["command_id"] for e in response.json["events"]}
     assert len(started) == len(folded) == 1 and started != folded and None not in started
+
+
+def test_the_reshuffle_key_is_hidden_as_the_deck_is(client, fake_backend, table):
+    """Players never open HandStarted's reshuffle_key, not even after the hand; the auditor
+    does, and it is the one the revealed server seed makes."""
+    from domain.fairness import reshuffle_key
+    hand_no = start_hand(client, table)
+    for seat in (2, 3):
+        act(client, table, hand_no, seat, type="fold")
+    player = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][1]).json
+    started = player["events"][0]
+    assert set(started["data"]["reshuffle_key"]) == {"commitment"}
+    assert not {"/deck", "/reshuffle_key"} & set(started["openings"])
+    auditor = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    opened = auditor["events"][0]["openings"]["/reshuffle_key"]["value"]
+    assert opened == reshuffle_key(auditor["server_seed"])
+    audit = client.get(hand_url(table, hand_no, "/audit"), headers=table["auditor"]).json
+    assert audit["valid"], audit

@@ -10,9 +10,10 @@ card, the players share one common card dealt to the board (003: the stud river 
 full table). At the draw, the discards of the player drawing are not among those
 reshuffled.
 
-The reshuffle is a pure function of what is left of the stub and of the mucked cards
-(``fairness.reshuffled_stub``, published in ``ALGORITHMS["dealing"]``), which the hand's
-seeds fix, so nobody can steer it; the new stub is recorded (hidden) in
+The reshuffle is a pure function of what is left of the stub, of the mucked cards and of
+the hand's hidden ``reshuffle_key`` (``fairness.reshuffled_stub``, published in
+``ALGORITHMS["dealing"]``), which the hand's seeds fix, so nobody can steer it, and
+nobody who knows every card mucked can foretell it; the new stub is recorded (hidden) in
 ``StubReshuffled``.
 """
 
@@ -32,7 +33,7 @@ def deal_street(state: HandState, street: Deal) -> list[Event]:
     if len(state.deck) < needed <= len(state.deck) + len(state.mucked) and (
             state.options.get("stub_first", False)):
         served = len(state.deck) // each
-        events, stub = _reshuffled(state.deck[served * each:], state.mucked)
+        events, stub = _reshuffled(state, state.deck[served * each:])
         return (_dealt(players[:served], state.deck, street) + events
                 + _dealt(players[served:], stub, street))
     events, stub = _enough(state, needed)
@@ -72,9 +73,9 @@ def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]
     """The stub, reshuffled with the mucked cards first when it holds fewer than ``needed``."""
     if needed <= len(state.deck) or not state.mucked:
         return [], state.deck
-    return _reshuffled(state.deck, state.mucked)
+    return _reshuffled(state, state.deck)
 
 
-def _reshuffled(stub: tuple[str, ...], mucked: tuple[str, ...]) -> tuple[list[Event], tuple]:
-    cards = tuple(reshuffled_stub(stub, mucked))
+def _reshuffled(state: HandState, stub: tuple[str, ...]) -> tuple[list[Event], tuple]:
+    cards = tuple(reshuffled_stub(stub, state.mucked, state.reshuffle_key))
     return [StubReshuffled(cards=cards)], cards

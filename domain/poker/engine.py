@@ -117,7 +117,9 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
                          seed_commitment=fairness.seed_commitment(command.server_seed),
                          client_seeds=client_seeds,
                          deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
-                                                        command.hand_no))))
+                                                        command.hand_no)),
+                         reshuffle_key=(fairness.reshuffle_key(command.server_seed)
+                                        if state.options.get("reshuffle") == "seeded" else "")))
     emit(*forced_bets(emit.state, variant.forced))
     _advance(emit)
     return emit.events

@@ -32,7 +32,8 @@ def _started(state: HandState, event: HandStarted) -> HandState:
     return replace(state, game=event.game, hand_no=event.hand_no, button=event.button,
                    seats=seats, status="dealing", deck=tuple(event.deck),
                    seed_commitment=event.seed_commitment, client_seeds=dict(event.client_seeds),
-                   options=dict(event.options), source=dict(event.source))
+                   options=dict(event.options), source=dict(event.source),
+                   reshuffle_key=event.reshuffle_key)
 
 
 def _ante(state: HandState, event: AntePosted) -> HandState:

@@ -59,6 +59,7 @@ class HandState:
     first_bettor: int | None = None  # who opened the first betting round
     board: tuple[str, ...] = ()
     deck: tuple[str, ...] = ()  # the stub: undealt cards, top first
+    reshuffle_key: str = ""  # what a reshuffle of the stub mixes in (HandStarted's)
     mucked: tuple[str, ...] = ()  # discards and folded hands, for a reshuffle
     seed_commitment: str = ""
     client_seeds: dict = field(default_factory=dict)

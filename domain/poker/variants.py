@@ -115,6 +115,12 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "shows first, and shows with muck_losers (001); false: only a full bet or raise "
                "counts and muck_losers shows winners only, as every hand was played until 24 "
                "November"),
+        Option("reshuffle", "string", "seeded", "how a stub that runs short is reshuffled "
+               "with the mucked cards: seeded, by them and a key derived from the hand's "
+               "server seed (HandStarted's hidden reshuffle_key), so that nobody who knows "
+               "every card mucked can foretell the new stub; a hand whose options lack it "
+               "was reshuffled by the cards alone, as every hand until 24 November 2026",
+               allowed=("seeded",)),
         REVEAL,
         Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
                "POST .../hands with {\"game\": id}"),

@@ -13,7 +13,7 @@ def hidden_values(event: Event) -> dict[str, int | None]:
     """The values of ``event`` that some viewer may not see, by JSON pointer into its
     data, each with the seat it belongs to (None: nobody's, such as the deck)."""
     if isinstance(event, HandStarted):
-        return {"/deck": None}
+        return {"/deck": None, "/reshuffle_key": None} if event.reshuffle_key else {"/deck": None}
     if isinstance(event, StubReshuffled):
         return {"/cards": None}
     if isinstance(event, CardsDealt) and not event.face_up:

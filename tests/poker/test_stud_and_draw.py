@@ -4,11 +4,12 @@ cards, with scripted decks."""
 import pytest
 
 from domain import fairness
+from domain.commands import StartHand
 from domain.errors import DomainError
 from domain.events import BoardDealt, CardsDealt, StubReshuffled
 from domain.frozen import replace
 from domain.poker import engine
-from tests.poker.play import act, stacked, start
+from tests.poker.play import act, options, stacked, start
 
 
 def legal(state, seat) -> dict:
@@ -230,3 +231,54 @@ def test_running_out_of_cards_deals_every_card_once():
     dealt = [c for e in events if isinstance(e, CardsDealt) for c in e.cards]
     assert len(dealt) == len(set(dealt)) == 24
     assert not any(isinstance(e, BoardDealt) for e in events)
+
+
+def draw_that_reshuffles(**options):
+    """Casino draw, six players: five discards of 5, 5, 5, 5 and 2 use up the stub, and the
+    sixth player's draw needs the discards reshuffled. The state before that draw, and its
+    events."""
+    state, events = start([1000] * 6, button=6, rules="casino", **options)
+    while state.status == "betting":
+        state, more = act(state, state.to_act, "call" if "call" in legal(state, state.to_act)
+                          else "check")
+        events += more
+    for count in (5, 5, 5, 5, 2):
+        seat = state.to_act
+        state, more = act(state, seat, "draw", cards=state.seat(seat).cards[:count])
+        events += more
+    assert not state.deck and len(state.mucked) == 22
+    return state, events
+
+
+def test_a_reshuffle_is_foretold_by_nobody_who_knows_the_cards_mucked():
+    """The colluders who mucked every card in the stub cannot work out the cards the last
+    player draws from it: the reshuffle mixes in the hand's hidden ``reshuffle_key``."""
+    before, events = draw_that_reshuffles()
+    key = events[0].reshuffle_key
+    assert key == fairness.reshuffle_key("ab" * 32)
+    after, drawn = act(before, before.to_act, "draw", cards=before.seat(before.to_act).cards)
+    reshuffled = next(e for e in drawn if isinstance(e, StubReshuffled))
+    assert list(reshuffled.cards) == fairness.reshuffled_stub([], before.mucked, key)
+    assert list(reshuffled.cards) != fairness.reshuffled_stub([], before.mucked)
+    everything = history(events + drawn)
+    assert fairness.dealt_in_order(events[0].deck, everything) == 30 + 22 + 5
+    everything[0]["data"]["reshuffle_key"] = fairness.reshuffle_key("cd" * 32)
+    with pytest.raises(fairness.Problem, match="reshuffled stub is not the one"):
+        fairness.dealt_in_order(events[0].deck, everything)
+
+
+def test_a_hand_played_before_the_reshuffle_option_reshuffled_by_the_cards_alone():
+    """A hand whose options lack ``reshuffle`` starts with no key (its audit decides its
+    start again) and reshuffles by the cards alone, as it was played."""
+    old = {k: v for k, v in options("five-card-draw", rules="casino").items()
+           if k != "reshuffle"}
+    seats = tuple({"seat": n, "name": f"p{n}", "stack": 1000} for n in range(1, 7))
+    started = engine.decide(engine.initial_state({"game": "five-card-draw", "options": old}),
+                            StartHand(hand_no=1, button=6, seats=seats, server_seed="ab" * 32,
+                                      client_seeds={}))
+    assert started[0].reshuffle_key == ""
+    before, _ = draw_that_reshuffles()
+    before = replace(before, reshuffle_key="")
+    _, drawn = act(before, before.to_act, "draw", cards=before.seat(before.to_act).cards)
+    reshuffled = next(e for e in drawn if isinstance(e, StubReshuffled))
+    assert list(reshuffled.cards) == fairness.reshuffled_stub([], before.mucked)
