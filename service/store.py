@@ -71,6 +71,7 @@ import logging
 import os
 import re
 import threading
+import time
 import weakref
 import zlib
 from dataclasses import dataclass, field
@@ -256,8 +257,10 @@ end
 #       (0 or 2), the table to index as owing (or ''), the hand to index as ended (or ''),
 #       then per stream: expected_version, prev_hash, events (JSON: a list of [f1, v1, f2,
 #       v2, ...] per event, few large arguments being cheaper to send than many small
-#       ones); then the m extra values.  A conflict's answer carries, for every stream
-#       written, what read_on finds after the version and hash the writer decided on.
+#       ones); then the m extra values; last, the Redis TIME after which the script writes
+#       nothing but answers {'late', seconds, microseconds} ('' for none).  A conflict's
+#       answer carries, for every stream written, what read_on finds after the version and
+#       hash the writer decided on.
 _APPEND_LUA = _READ_ON_FUNCTION + """
 if ARGV[1] == '1' then
   local seen = redis.call('GET', KEYS[1])
@@ -290,6 +293,9 @@ for i = 3, 2 + n_streams do
   end
   writes[#writes + 1] = {key, expected, events}
 end
+local time = redis.call('TIME')
+local now = time[1] + time[2] / 1000000
+if ARGV[#ARGV] ~= '' and now > tonumber(ARGV[#ARGV]) then return {'late', time[1], time[2]} end
 for _, w in ipairs(writes) do
   for e, fields in ipairs(w[3]) do
     redis.call('XADD', w[1], '0-' .. (w[2] + e), unpack(fields))
@@ -301,8 +307,6 @@ for i = 3 + n_streams, #KEYS - n_indexes do
 end
 if ARGV[1] == '1' then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end
 if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
-local time = redis.call('TIME')
-local now = time[1] + time[2] / 1000000
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], now, ARGV[4]) end
 if ARGV[9] ~= '' then redis.call('ZADD', KEYS[#KEYS - 1], now, ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('ZADD', KEYS[#KEYS], now, ARGV[10]) end
@@ -500,6 +504,14 @@ class _ThreadsConnections:
             raise
 
 
+def _write_deadline(client: Any) -> float | None:
+    """Half the client's socket timeout: an append that Redis runs in time is answered
+    before the client gives up on it. None where the client waits for ever (fakeredis)."""
+    settings = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
+    timeout = getattr(settings, "connection_kwargs", {}).get("socket_timeout")
+    return timeout / 2 if timeout else None
+
+
 def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -527,6 +539,8 @@ class EventStore:
         self._index_ended_script = Script(redis, _INDEX_LUA)
         self._forget_indexed_script = Script(redis, _FORGET_INDEXED_LUA)
         self._claim_owed_job_script = Script(redis, _CLAIM_OWED_JOB_LUA)
+        self.write_deadline = _write_deadline(redis)
+        self._redis_ahead: float | None = None  # Redis TIME less this process's monotonic
 
     def read(self, stream: str, after: int = 0) -> list[Envelope]:
         """The events after version ``after``. One ``XRANGE`` from the event at ``after``
@@ -687,7 +701,7 @@ class EventStore:
                 *((owing, ended) if indexes else ("", "")), *stream_args, *extra.values()]
         if owing and not indexes:
             self.index_owed_table(table)  # before: a crash after the script stays indexed
-        result = self._append_script(keys=keys, args=args)
+        result = self._run_in_time(keys, args)
         status = _s(result[0])
         if status == "duplicate" and _s(result[1]) != args[1]:
             raise DuplicateCommand(jsonio.loads(result[1]))
@@ -709,6 +723,27 @@ class EventStore:
                                 "archiver; it stays a stream")
         metrics.APPENDS.inc()
         return by_stream
+
+    def _run_in_time(self, keys: list[str], args: list[str]) -> Any:
+        """The append script's answer. With a ``write_deadline``, Redis runs it within that
+        many seconds of its sending or writes nothing: a Redis that hung would otherwise run
+        it once it woke, after the client had been answered that the store is unavailable,
+        and a move retried after that 503 would be made twice. A script that finds itself
+        late at once (this process's idea of Redis's clock was wrong) is sent again."""
+        if self.write_deadline is None:
+            return self._append_script(keys=keys, args=[*args, ""])
+        if self._redis_ahead is None:
+            self._redis_ahead = self.redis_time() - time.monotonic()
+        for _ in range(2):
+            sent = time.monotonic()
+            deadline = sent + self._redis_ahead + self.write_deadline
+            result = self._append_script(keys=keys, args=[*args, repr(deadline)])
+            if _s(result[0]) != "late":
+                return result
+            self._redis_ahead = int(result[1]) + int(result[2]) / 1e6 - time.monotonic()
+            if time.monotonic() - sent > self.write_deadline / 2:
+                break
+        raise redis.TimeoutError("Redis ran the append after its deadline: nothing was written")
 
     def _landed(self, by_stream: dict[str, list[Envelope]],
                 found: dict[str, tuple[int, list[Envelope]]]) -> bool:

@@ -5,7 +5,9 @@ import base64
 import hashlib
 import json
 import os
+import signal
 import threading
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -620,3 +622,48 @@ def test_openings_decrypt_as_written_now_and_as_written_before():
     before = KEYS._cipher.encrypt(nonce, json.dumps(openings).encode(), b"ctx")
     assert b" " in json.dumps(openings).encode()
     assert KEYS.decrypt(base64.b64encode(nonce + before).decode(), "ctx") == openings
+
+
+def own_server(tmp_path):
+    from tests.processes import RedisServer, redis_binary
+    return RedisServer(redis_binary(), tmp_path).start()
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("hang, written", [(2.5, False), (0.2, True)])
+def test_an_append_that_redis_would_run_after_its_deadline_writes_nothing(tmp_path, hang,
+                                                                         written):
+    """A Redis that hangs (stopped here) past the client's read timeout and its retry (1 s
+    each here) runs, as it wakes, the appends waiting on its sockets, after the client was
+    answered that the store is unavailable: so the script writes only within half the read
+    timeout of its sending. A shorter stall is waited out and written."""
+    server = own_server(tmp_path)
+    try:
+        store = EventStore(connect(server.url, timeout=1.0))
+        assert store.write_deadline == 0.5
+        head = put(store, table_stream(T), 0, ev(1))[-1]
+        move = [StreamWrite(table_stream(T), 1, [ev(2)], head.hash)]  # the head held
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        threading.Timer(hang, os.kill, (server.proc.pid, signal.SIGCONT)).start()
+        if written:
+            store.append(move, actor="alice")
+        else:
+            with pytest.raises(redis.TimeoutError):
+                store.append(move, actor="alice")
+        time.sleep(max(0.0, hang - 2.0) + 0.5)  # past the hang: what waited has run
+        assert store.version(table_stream(T)) == (2 if written else 1)
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
+        server.stop()
+
+
+@pytest.mark.redis
+def test_a_wrong_idea_of_the_redis_clock_is_corrected_and_the_append_written(redis_url):
+    client = connect(redis_url)
+    client.flushdb()
+    store = EventStore(client)
+    put(store, table_stream(T), 0, ev(1))
+    store._redis_ahead -= 60  # as if Redis's clock had been set back a minute
+    put(store, table_stream(T), 1, ev(2))
+    assert store.version(table_stream(T)) == 2 and abs(
+        store._redis_ahead + time.monotonic() - store.redis_time()) < 1
