@@ -68,9 +68,10 @@ ALGORITHMS = {
     "seed_commitment": "sha256(bytes.fromhex(server_seed)) as hex; the table publishes it as "
                        "next_seed_commitment before the hand and HandStarted repeats it",
     "deck": "deck_seed = sha256(bytes.fromhex(server_seed) + canonical_json({\"client_seeds\": "
-            "{seat: client_seed for every seat dealt in}, \"hand_no\": hand_no})); the stream "
-            "is sha256(deck_seed + counter) for counter = 0, 1, 2, ... as 8-byte big-endian "
-            "integers, concatenated; draw(n) reads the stream's next 8 bytes as a big-endian "
+            "{seat: client_seed for every seat dealt in}, \"hand_no\": hand_no})), its 32 "
+            "bytes, not their hex (a reshuffle shuffles the same way from its own seed); the "
+            "stream is sha256(deck_seed + counter) for counter = 0, 1, 2, ... as 8-byte "
+            "big-endian integers, concatenated; draw(n) reads the stream's next 8 bytes as a big-endian "
             "integer x, reads again while x >= 2**64 - 2**64 % n, and returns x % n; the deck "
             "starts as the 52 cards in index order (2c 2d 2h 2s 3c ... Ks Ac Ad Ah As) and for "
             "i from 51 down to 1 card i and card draw(i + 1) swap places; cards are dealt from "
@@ -336,18 +337,21 @@ def _commitments(_history, events, _key) -> str:
 
 
 def _shown_hands(_history, events, _key) -> str:
-    held: dict[int, set] = {}
+    held: dict[int, set] = {}  # by the opened commitments: what each seat holds at the end
     for event in events:
-        if event["type"] in ("CardsDealt", "CardsDrawn"):
-            field = "cards" if event["type"] == "CardsDealt" else "received"
-            held.setdefault(event["data"]["seat"], set()).update(_opened_cards(event, field))
+        if event["type"] == "CardsDealt":
+            held.setdefault(event["data"]["seat"], set()).update(_opened_cards(event, "cards"))
+        elif event["type"] == "CardsDrawn":
+            cards = held.setdefault(event["data"]["seat"], set())
+            cards.difference_update(_opened_cards(event, "discarded"))
+            cards.update(_opened_cards(event, "received"))
     shown = [h for e in events if e["type"] == "ShowdownEvaluated" for h in e["data"]["hands"]]
     for hand in shown:
         strangers = [c for c in hand["cards"] if c not in held.get(hand["seat"], set())]
         if strangers:
             version = next(e["version"] for e in events if e["type"] == "ShowdownEvaluated")
             raise Problem(f"event {version}: seat {hand['seat']} shows {' '.join(strangers)}, "
-                          "which no opened commitment dealt to that seat")
+                          "which the opened commitments do not leave that seat holding")
     return f"{len(shown)} shown hands match the cards committed to them"
 
 
@@ -368,8 +372,11 @@ def _deck(history, events, _key) -> str:
     seed = history.get("server_seed")
     started = _started(events) if events else None
     opening = started and (started.get("openings") or {}).get("/deck")
-    if not seed or not opening:
+    if not seed:
         raise Skipped("the deck is not revealed to this viewer")
+    if not opening:
+        raise Problem(f"event {started['version']}: the server seed is revealed, the deck "
+                      "is not opened")
     data, deck = started["data"], opening["value"]
     if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")

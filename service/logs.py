@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -170,11 +171,13 @@ class GunicornLogger(glogging.Logger):
         write failed with EAGAIN, ``service.refusals``) is a line of its own, not an error
         with a traceback: one a silent connection, which anyone can open."""
         if isinstance(sys.exc_info()[1], BlockingIOError):
-            self.info("a client went silent mid-request; its connection is closed")
+            self.info("a client went silent mid-request; its connection is closed",
+                      extra={"fields": {"remote_addr": getattr(serving, "peer", None)}})
             return
         super().exception(msg, *args, **kwargs)
 
 
+serving = threading.local()  # ``peer``: the address of the connection this thread serves
 _REFUSED = re.compile(r"Invalid request from ip=(\S*?): ")
 
 

@@ -48,7 +48,7 @@ from gunicorn import util
 from gunicorn.http import wsgi
 from gunicorn.workers import gthread
 
-from service import jsonio, live, metrics
+from service import jsonio, live, logs, metrics
 from service.addresses import client_address
 from service.config import Config
 from service.logs import access_log
@@ -70,9 +70,19 @@ def write_problem(sock, status: int, reason: str, detail: str, code: str | None 
             f"{extra_headers}X-Request-Id: {request_id}\r\n\r\n")
     metrics.count_unread(status)
     access_log.info("refused before the app: %s %s", status, reason,
-                    extra={"fields": {"status": status, "code": code},
+                    extra={"fields": {"status": status, "code": code,
+                                      "remote_addr": _peer(sock)},
                            "request_id": request_id})
     util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+def _peer(sock) -> str | None:
+    """The address the connection comes from (behind a proxy, the proxy's: the request
+    that would name the client's was not read)."""
+    try:
+        return sock.getpeername()[0]
+    except (OSError, IndexError, TypeError):  # gone, or not an IP socket
+        return None
 
 
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGQUIT}
@@ -97,7 +107,9 @@ class ProblemThreadWorker(gthread.ThreadWorker):
     def handle(self, conn):
         """gunicorn's (in a request thread), within the bound of requests under way from
         the peer's address, and the connection closed here once it ends."""
-        address = client_address(conn.client[0] if isinstance(conn.client, tuple) else "")
+        peer = conn.client[0] if isinstance(conn.client, tuple) else ""
+        address = client_address(peer)
+        logs.serving.peer = peer  # for a line gunicorn logs about this connection
         if not self.under_way.take(address):
             _refuse_busy(conn.sock, self.under_way.limit)
             return False

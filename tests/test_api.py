@@ -274,6 +274,24 @@ def test_a_retried_action_with_the_same_idempotency_key_applies_once(client, fak
     assert events == first.json["version"]
 
 
+def test_a_keys_request_pins_its_version_by_if_match_or_the_body_alike(client, table):
+    """``If-Match: "v"`` and ``expected_version: v`` are one pin: a retry may move it from
+    one to the other, but not drop it or change it."""
+    hand_no = start_hand(client, table)
+    version = read(client, table, hand_no, seat=2)["version"]
+    url, key = hand_url(table, hand_no, "/actions"), {"Idempotency-Key": "k-pin"}
+    first = client.post(url, json={"type": "bet", "amount": 25},
+                        headers={**table["players"][2], **key, "If-Match": f'"{version}"'})
+    moved = client.post(url, json={"type": "bet", "amount": 25, "expected_version": version},
+                        headers={**table["players"][2], **key})
+    assert first.status_code == moved.status_code == 201 and moved.json == first.json
+    assert moved.headers["Idempotent-Replayed"] == "true"
+    for headers in ({}, {"If-Match": f'"{version + 5}"'}):
+        dropped = client.post(url, json={"type": "bet", "amount": 25},
+                              headers={**table["players"][2], **key, **headers})
+        assert_problem(dropped, 422, "idempotency_key_reused")
+
+
 def test_a_key_is_the_players_own_not_the_seats(client, table):
     """A player who takes a seat after another left it may use the keys the other used:
     their chips are added and their move is judged, not answered with the other's."""

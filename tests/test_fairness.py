@@ -415,6 +415,35 @@ def test_an_operator_who_re_signs_a_deal_out_of_the_decks_order_fails_the_deck(
     assert "ok   receipt" in result.stdout
 
 
+def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_verifier(
+        client, fake_backend, table):
+    """A rewritten showdown in which seat 2 shows a card it discarded at the draw is not
+    the hand the opened commitments leave it holding; and an auditor's history that
+    reveals the server seed but not the deck fails the deck, not skips it."""
+    hand_no = start_hand(client, table)
+    for seat, body in ((2, {"type": "bet", "amount": 25}), (3, {"type": "call"}),
+                       (1, {"type": "call"})):
+        assert act(client, table, hand_no, seat, **body).status_code == 201
+    held = get(client, table, hand_no, "", table["players"][2])["seats"][1]["cards"]
+    for seat, discards in ((2, held[:1]), (3, []), (1, [])):
+        assert act(client, table, hand_no, seat, type="draw", cards=discards).status_code == 201
+    for seat in (2, 3, 1):
+        assert act(client, table, hand_no, seat, type="check").status_code == 201
+    fake_backend.run_jobs()
+    history = get(client, table, hand_no, "/history", table["auditor"])
+    assert all(c["ok"] for c in fairness.verify_history(history) if not c.get("skipped"))
+    drawn = next(e for e in history["events"] if e["type"] == "CardsDrawn")
+    thrown = drawn["openings"]["/discarded/0"]["value"]
+    shown = next(e for e in history["events"] if e["type"] == "ShowdownEvaluated")
+    hand = next(h for h in shown["data"]["hands"] if h["seat"] == 2)
+    hand["cards"][0] = thrown
+    del history["events"][0]["openings"]["/deck"]
+    rechained(history["events"])
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert not checks["shown_hands"]["ok"] and thrown in checks["shown_hands"]["detail"]
+    assert not checks["deck"]["ok"] and "deck is not opened" in checks["deck"]["detail"]
+
+
 @pytest.mark.parametrize("text", ["{}", '{"events": []}'])
 def test_a_history_without_events_is_not_verified(tmp_path, text):
     (tmp_path / "empty.json").write_text(text)

@@ -492,6 +492,8 @@ UNREADABLE = [
     (b"BLAH\r\n\r\n", 400, "bad_request"),
     (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nAuthorization Bearer s3cret\r\n\r\n",
      400, "bad_request"),  # no colon: gunicorn's warning would quote the token
+    (b"GET /v1/games HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\n\r\n", 417,
+     "expectation_failed"),
 ]
 CHUNKED = b"Host: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n"
 BAD_CHUNKS = [  # gunicorn parses the head; the app reads the body
@@ -535,8 +537,8 @@ def test_serve_answers_requests_it_cannot_parse_as_problems(cardroom_process, tm
     assert "s3cret" not in log and "Invalid request from ip=" in log
     lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
     refused = [line for line in lines if line["message"].startswith("refused before the app")]
-    assert [(line["status"], line["code"]) for line in refused] == [
-        (status, code) for _, status, code in UNREADABLE]
+    assert [(line["status"], line["code"], line["remote_addr"]) for line in refused] == [
+        (status, code, "127.0.0.1") for _, status, code in UNREADABLE]
 
 
 @pytest.mark.redis

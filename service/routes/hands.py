@@ -54,8 +54,9 @@ def act(table_id: str, hand_no: int):
             expected = _version_from_etag(request.headers["If-Match"])
         command = Act(seat=caller.seat, type=action["type"], amount=action["amount"],
                       cards=tuple(action["cards"]))
+        pinned = {**action, "expected_version": expected}  # by the body or If-Match alike
         return answered(room().act(table_id, hand_no, caller, command, expected,
-                                   client_key(action), snapshot), 201)
+                                   client_key(pinned), snapshot), 201)
     except (ApiError, ValidationError, NotSeated) as refused:
         # a player who has left is recognised only to be answered a retry: else 403
         if (snapshot.held or isinstance(refused, NotSeated)
