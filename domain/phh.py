@@ -145,7 +145,8 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # a forced bet posted short and called in full: PHH calls what was posted
     if _raise_pokerkit_refuses(events):
         return None  # a raise reopened by short all-ins that add up, as PokerKit's are not
-    if options.get("half_bet_rule") and _all_in_wager(events):
+    if (options.get("half_bet_rule") and options["structure"] == "fixed-limit"
+            and _all_in_wager(events)):
         return None  # what may follow it is the half-bet rule's; PHH plays the full-bet rule
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
@@ -608,8 +609,10 @@ def _null_options(document: dict) -> dict:
 
 
 # PHH's rules where tables choose otherwise: a short forced bet is called as it was posted,
-# and short all-ins that add up to a full raise reopen the betting
-_PHH_RULES = {"short_forced_bet": "posted", "short_all_ins_add_up": True}
+# short all-ins that add up to a full raise reopen the betting, and in fixed limit only a
+# full bet or raise counts as one (PokerKit's full-bet rule)
+_PHH_RULES = {"short_forced_bet": "posted", "short_all_ins_add_up": True,
+              "half_bet_rule": False}
 
 
 def _stake_options(document: dict, code: str) -> dict:

@@ -5,9 +5,10 @@ Pots are built from what each seat put in over the hand (rule book 000,
 still in the hand is all in closes a pot that only players who matched it may
 win. Chips of folded players stay in the pots they reached.
 
-A split pot is divided in whole chips; each indivisible chip goes, one at a
-time, to the winners in order clockwise from the button's left (003's and
-the house's odd-chip rule).
+A split pot is divided in whole chips; the indivisible chips go to the first
+winner clockwise from the button's left (003: "any odd amount going to the player
+immediately to the left of the dealer"), or one at a time to the winners in that
+order (``odd_chip: left_of_button``, as hands were split until 24 November 2026).
 """
 
 from __future__ import annotations
@@ -39,13 +40,15 @@ def build_pots(committed: dict[int, int], in_hand: set[int]) -> list[Pot]:
     return pots
 
 
-def split(amount: int, winners_in_order: list[int], chip: int) -> dict[int, int]:
-    """Shares of ``amount`` for winners listed clockwise from the button's left."""
+def split(amount: int, winners_in_order: list[int], chip: int,
+          odd_to_first: bool = True) -> dict[int, int]:
+    """Shares of ``amount`` for winners listed clockwise from the button's left; the odd
+    chips all to the first of them, or (``odd_to_first`` false) one each in turn."""
     count = len(winners_in_order)
     chips, loose = divmod(amount, chip)
     each, odd = divmod(chips, count)
     shares = {seat: each * chip for seat in winners_in_order}
-    for seat in winners_in_order[:odd]:
-        shares[seat] += chip
+    for seat in winners_in_order[:1] if odd_to_first else winners_in_order[:odd]:
+        shares[seat] += chip * odd if odd_to_first else chip
     shares[winners_in_order[0]] += loose
     return shares

@@ -157,11 +157,47 @@ def post_fork(arbiter, worker) -> None:
 
 
 def _closable(create):
-    def made(*args, **kwargs):
-        response, environ = create(*args, **kwargs)
+    def made(req, sock, *args, **kwargs):
+        invited = req._expected_100_continue
+        req._expected_100_continue = False  # gunicorn's, before the app has looked at it
+        response, environ = create(req, sock, *args, **kwargs)
         environ[CLOSE_CONNECTION] = response.force_close
+        if invited:
+            environ["wsgi.input"] = _ContinueOnRead(environ["wsgi.input"], sock)
+            response.force_close()  # a body never invited never comes: nothing to drain
         return response, environ
     return made
+
+
+class _ContinueOnRead:
+    """The body of a request whose client waits for ``100 Continue`` before it sends it
+    (``Expect: 100-continue``): the interim answer goes out as the app first reads the
+    body, so that a request refused unread (413, 429, 401, 415 ...) gets its answer at
+    once and its body is never invited (RFC 9110, 10.1.1)."""
+
+    def __init__(self, body, sock):
+        self.body, self.sock = body, sock
+
+    def _invite(self) -> None:
+        if self.sock is not None:
+            sock, self.sock = self.sock, None
+            sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def read(self, *args):
+        self._invite()
+        return self.body.read(*args)
+
+    def readline(self, *args):
+        self._invite()
+        return self.body.readline(*args)
+
+    def readlines(self, *args):
+        self._invite()
+        return self.body.readlines(*args)
+
+    def __iter__(self):
+        self._invite()
+        return iter(self.body)
 
 
 class PerAddress:

@@ -12,7 +12,8 @@ Amounts are totals for the round ("bet to", "raise to"); the structure
   raise does not reopen it to players who have already acted: they may call or fold,
   unless such all-ins together have raised the bet they acted on by a full raise
   (``short_all_ins_add_up``: as cardrooms play it, where the books are silent).
-* ``half_bet_rule`` (fixed limit; Robert's Rules of Poker, where the books are silent): an
+* ``half_bet_rule`` (fixed limit; as cardrooms play it by Robert's Rules of Poker, where
+  the books are silent; tables created before it lack it, and play the full-bet rule): an
   all-in bet or raise that raises the last full bet or raise by at least half a bet counts
   as full (it reopens the betting, and counts toward the cap); one of less may be called,
   or completed to a full one by a player the betting is open to: an opening bet to a full

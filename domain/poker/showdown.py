@@ -20,9 +20,11 @@
   a high-low game it is split between the best high and the best qualifying low of the
   players eligible for that pot; with no qualifying low there, high takes it all (003).
   One hand may win both halves. Each half splits again on ties.
-* Odd chips (``odd_chip: left_of_button``): a split's indivisible chip goes to the high
-  half (as cardrooms play it: 003 is silent on halves), and within a half to the first
-  winner to the left of the button (003: "the player immediately to the left"). The chip
+* Odd chips (``odd_chip: first_left_of_button``): a split's indivisible chip goes to the
+  high half (as cardrooms play it: 003 is silent on halves), and within a half every
+  odd chip to the first winner to the left of the button (003: "any odd amount going to
+  the player immediately to the left of the dealer"); with ``left_of_button`` (tables
+  created until 24 November 2026) one odd chip each, clockwise from there. The chip
   (``split_chip``, see ``chip_unit``) is the smallest the hand needed: with bets of any
   size (no-limit, an all-in for an odd amount) a chip of 1, so a pot splits equally.
 """
@@ -47,8 +49,9 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
     left_first = [s.seat for s in state.from_left_of_button()]
     committed = {s.seat: s.committed for s in state.seats}
     pots = build_pots(committed, {s.seat for s in state.in_hand()})
+    odd_to_first = state.options.get("odd_chip") == "first_left_of_button"
     awards = [_award(number, pot.amount, _contesting(pot.eligible, mucked), judged, left_first,
-                     chip_unit(state), judge_name in SPLIT_POT)
+                     chip_unit(state), judge_name in SPLIT_POT, odd_to_first)
               for number, pot in enumerate(pots)]
     winners = {int(seat) for award in awards for seat in award.shares}
     shows_anyway = (state.last_aggressor if state.options.get("last_bettor_shows", True)
@@ -96,19 +99,19 @@ def chip_unit(state: HandState) -> int:
 
 
 def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int, Judgement],
-           left_first: list[int], chip: int, hi_lo: bool) -> PotAwarded:
+           left_first: list[int], chip: int, hi_lo: bool, odd_to_first: bool) -> PotAwarded:
     highs = _best(eligible, lambda seat: judged[seat].high, left_first)
     lows = _best([s for s in eligible if judged[s].low is not None],
                  lambda seat: judged[seat].low, left_first) if hi_lo else []
     if not lows:
-        shares = split(amount, highs, chip)
+        shares = split(amount, highs, chip, odd_to_first)
         return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(highs),
                           shares=_as_str(shares), reason="showdown",
                           halves={"high": tuple(highs), "low": ()} if hi_lo else None)
     chips, loose = divmod(amount, chip)
     high_half = (chips - chips // 2) * chip + loose
-    shares = split(high_half, highs, chip)
-    for seat, share in split(amount - high_half, lows, chip).items():
+    shares = split(high_half, highs, chip, odd_to_first)
+    for seat, share in split(amount - high_half, lows, chip, odd_to_first).items():
         shares[seat] = shares.get(seat, 0) + share
     winners = [seat for seat in left_first if seat in shares]
     return PotAwarded(pot=number, amount=amount, eligible=eligible, winners=tuple(winners),

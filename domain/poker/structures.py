@@ -18,9 +18,9 @@ and the raise cap are the betting module's.
   and raises follow the size opened. 003 ("all players have the option to bet the
   higher limit") does not say whether a raise may go to the upper limit after a lower
   opening bet; here it may not: whoever wants the upper limit opens with it. A raise goes
-  a full bet over the bet to match, an all-in for less too (the full-bet rule, as PokerKit
-  plays it); with ``half_bet_rule`` (Robert's Rules of Poker; the books are silent) it
-  goes a full bet over the last full bet or raise (``betting``).
+  a full bet over the last full bet or raise (``half_bet_rule``, as cardrooms play it by
+  Robert's Rules of Poker: the books are silent; ``betting``); without it (the full-bet
+  rule, as PokerKit plays it) a full bet over the bet to match, an all-in for less too.
 * ``spread-limit``: any bet or raise from ``min_bet`` up to ``small_bet`` (lower
   rounds) or ``big_bet`` (upper rounds).
 * ``club`` (001): spread-limit with the club's defaults: ante 1, minimum bet 1,

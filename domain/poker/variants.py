@@ -86,16 +86,20 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "that together raise the bet a player acted on by a full raise reopen the "
                "betting to that player, as cardrooms play it (the books are silent); false: "
                "only a full bet or raise reopens it, as in hands played before this option"),
-        Option("half_bet_rule", "boolean", False, "fixed-limit: an all-in bet or raise of at "
-               "least half a full one counts as full (it reopens the betting, and a raise goes a "
-               "full bet over it); one of less may be called or completed to a full one, as "
-               "Robert's Rules of Poker play it (the books are silent); false: the full-bet "
-               "rule, only a full bet or raise counts and a raise goes a full bet over the "
-               "all-in, as PokerKit plays it"),
-        Option("odd_chip", "string", "left_of_button", "who gets an indivisible chip of a split "
-               "pot: the high half (as cardrooms play it), then the first winner to the left of "
-               "the button (003)",
-               allowed=("left_of_button",)),
+        Option("half_bet_rule", "boolean", True, "fixed-limit: an all-in bet or raise of at "
+               "least half a full one counts as full (it reopens the betting, counts toward "
+               "max_raises, and a raise goes a full bet over it); one of less may be called or "
+               "completed to a full one, as cardrooms play it by Robert's Rules of Poker (the "
+               "books are silent); false: the full-bet rule, only a full bet or raise counts "
+               "and a raise goes a full bet over the all-in, as PokerKit plays it and as "
+               "tables created before this option do"),
+        Option("odd_chip", "string", "first_left_of_button", "who gets the indivisible chips "
+               "of a split pot: the high half (as cardrooms play it), then first_left_of_button, "
+               "every odd chip to the first winner to the left of the button (003: \"any odd "
+               "amount going to the player immediately to the left of the dealer\"); "
+               "left_of_button, one odd chip each, clockwise from there, as tables created "
+               "until 24 November 2026 split them",
+               allowed=("first_left_of_button", "left_of_button")),
         Option("split_chip", "string", "hand", "the chip a split pot is divided in (004: "
                "equally, but for the odd chip): hand, the largest chip every amount of the "
                "hand is a whole number of (a pot of 222 splits 111 and 111); table, the "

@@ -49,6 +49,26 @@ def test_a_content_length_over_the_limit_is_refused_without_waiting_for_the_body
     assert json.loads(body)["code"] == "payload_too_large", body
 
 
+def test_a_body_awaiting_100_continue_is_invited_only_when_the_app_reads_it(embedded_server):
+    """``Expect: 100-continue``: a body over the limit is refused at once, with no ``100
+    Continue`` inviting it first; one the route reads is invited, then answered."""
+    expect = b"POST /v1/tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n" \
+        b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", embedded_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(expect % (256 * MIB))
+        status, headers, body = read_response(sock)
+        assert (status, headers.get("connection")) == (413, "close"), (status, body[:300])
+    body = b'{"game": "five-card-draw"}'
+    with socket.create_connection(("127.0.0.1", embedded_server.port),
+                                  timeout=SOCKET_TIMEOUT) as sock:
+        sock.sendall(expect % len(body))
+        assert sock.recv(65536) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        status, headers, answer = read_response(sock)
+        assert status == 201 and json.loads(answer)["game"] == "five-card-draw", answer[:300]
+
+
 def test_a_gzipped_chunked_body_gets_501_and_the_connection_is_closed(embedded_server):
     """gunicorn takes the chunks off and hands the app the gzip bytes: they are refused as
     a transfer coding the service does not take, not parsed as malformed JSON."""

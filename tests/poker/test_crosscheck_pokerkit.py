@@ -50,18 +50,21 @@ from tests.poker.pokerkit_bridge import (Divergence, Mirror, Record, _cap, chip_
 
 N = int(os.environ.get("CARDROOM_CROSSCHECK_HANDS", "100"))
 
+# PokerKit plays fixed limit by the full-bet rule (test_structures.py: the half-bet rule)
+FULL_BET = {"half_bet_rule": False}
+
 # variant, the table options every hand has, and the money options hands choose from
 CASES = {
-    "holdem-fixed-limit": ("texas-holdem", {"structure": "fixed-limit"},
+    "holdem-fixed-limit": ("texas-holdem", {"structure": "fixed-limit", **FULL_BET},
                            [{}, {"big_blind": 2}, {"big_blind": 10, "ante": 1}]),
     "holdem-pot-limit": ("texas-holdem", {"structure": "pot-limit"},
                          [{}, {"big_blind": 2}, {"big_blind": 10, "ante": 2}]),
     "holdem-no-limit": ("texas-holdem", {"structure": "no-limit"},
                         [{}, {"big_blind": 2}, {"big_blind": 10, "ante": 1}]),
     "omaha-pot-limit": ("omaha", {"structure": "pot-limit"}, [{}, {"big_blind": 2}]),
-    "omaha-hi-lo-fixed-limit": ("omaha-hi-lo", {"structure": "fixed-limit"},
+    "omaha-hi-lo-fixed-limit": ("omaha-hi-lo", {"structure": "fixed-limit", **FULL_BET},
                                 [{}, {"big_blind": 2}, {"big_blind": 10, "ante": 1}]),
-    "stud-cardroom": ("seven-card-stud", {"rules": "cardroom"},
+    "stud-cardroom": ("seven-card-stud", {"rules": "cardroom", **FULL_BET},
                       [{}, {"ante": 1, "small_bet": 4},
                        {"ante": 2, "small_bet": 10, "bring_in": 3}]),
 }
@@ -92,10 +95,10 @@ DIFFERENCES = {
     "open_pair": "003: with an open pair on fourth street the opening bet may be the lower or "
                  "the upper limit; PokerKit has one size per street (the bridge sets it to the "
                  "size our player chose)",
-    "odd_chips": "a split pot's indivisible chips: ours go one chip (the gcd of the "
-                 "table's money options and of what each seat put in) at a time to the "
-                 "winners from the button's left (003); PokerKit splits in single points "
-                 "and gives the whole remainder to its first winner",
+    "odd_chips": "a split pot's indivisible chips: ours are counted in the gcd of the "
+                 "table's money options and of what each seat put in, and all go to the "
+                 "first winner from the button's left (003); PokerKit splits in single "
+                 "points and gives the whole remainder to its first winner",
     "hi_lo_no_low_in_side_pot": "003: with no qualifying low among the players eligible for a "
                                 "pot, high takes all of it; PokerKit 0.7.7 halves every pot "
                                 "when anyone at the showdown has a low, and shares the low half "
@@ -326,12 +329,13 @@ def best(hands: dict, eligible, left_first: list[int]) -> list[int]:
 
 
 def split(amount: int, winners: list[int], chip: int) -> dict[int, int]:
-    """003: tied winners share; each indivisible chip goes to the next winner from the
-    button's left; a remainder smaller than the table's chip goes to the first."""
+    """003: tied winners share, "any odd amount going to the player immediately to the
+    left of the dealer": every indivisible chip, and a remainder smaller than the table's
+    chip, to the first winner from the button's left."""
     units, loose = divmod(amount, chip)
     each, odd = divmod(units, len(winners))
-    shares = {seat: each * chip + chip * (i < odd) for i, seat in enumerate(winners)}
-    shares[winners[0]] += loose
+    shares = {seat: each * chip for seat in winners}
+    shares[winners[0]] += odd * chip + loose
     return shares
 
 
@@ -475,7 +479,7 @@ def test_no_zero_raise_after_a_short_open_pair_bet():
                                                   3: "Ad Qc Kd 7h 4d 3d 6d"})
     moves = [(2, "bring_in", 10), (3, "call", None), (1, "call", None), (1, "bet", 5)]
     state, mirror = scripted("seven-card-stud", [20, 500, 500], 3, moves, deck=deck,
-                             rules="cardroom")
+                             rules="cardroom", **FULL_BET)
     assert state.to_act == 2 and state.current_bet == 5
     assert mirror.observe(2)["raise_to"] == (25, 25)
     assert allows(state, 25) and not allows(state, 0)

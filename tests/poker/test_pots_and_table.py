@@ -18,11 +18,18 @@ def test_side_pots_at_each_all_in_level():
         Pot(450, (1, 2, 3, 4)), Pot(300, (1, 2, 4)), Pot(200, (1, 2))]
 
 
-def test_split_gives_odd_chips_one_at_a_time_from_the_left():
+def test_split_gives_every_odd_chip_to_the_first_from_the_left():
+    """003: "any odd amount going to the player immediately to the left of the dealer"."""
     assert split(75, [3, 1], 25) == {3: 50, 1: 25}
-    assert split(125, [2, 3, 1], 25) == {2: 50, 3: 50, 1: 25}
+    assert split(125, [2, 3, 1], 25) == {2: 75, 3: 25, 1: 25}
+    assert split(14, [1, 2, 3], 1) == {1: 6, 2: 4, 3: 4}
     assert split(100, [2, 3], 25) == {2: 50, 3: 50}
     assert split(13, [1, 2], 5) == {1: 8, 2: 5}  # a loose remainder goes to the first
+
+
+def test_tables_created_before_split_odd_chips_one_at_a_time_from_the_left():
+    assert split(125, [2, 3, 1], 25, odd_to_first=False) == {2: 50, 3: 50, 1: 25}
+    assert split(14, [1, 2, 3], 1, odd_to_first=False) == {1: 5, 2: 5, 3: 4}
 
 
 def seated(*stacks, **options):
