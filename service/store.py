@@ -258,7 +258,8 @@ end
 #       then per stream: expected_version, prev_hash, events (JSON: a list of [f1, v1, f2,
 #       v2, ...] per event, few large arguments being cheaper to send than many small
 #       ones); then the m extra values; last, the Redis TIME after which the script writes
-#       nothing but answers {'late', seconds, microseconds} ('' for none).  A conflict's
+#       nothing but answers {'late', seconds, microseconds} ('' for none); written, it
+#       answers {'ok', seconds, microseconds}.  A conflict's
 #       answer carries, for every stream written, what read_on finds after the version and
 #       hash the writer decided on.
 _APPEND_LUA = _READ_ON_FUNCTION + """
@@ -310,7 +311,7 @@ if ARGV[5] ~= '' then redis.call('ZREM', KEYS[2], ARGV[5]) end
 if ARGV[4] ~= '' then redis.call('ZADD', KEYS[2], now, ARGV[4]) end
 if ARGV[9] ~= '' then redis.call('ZADD', KEYS[#KEYS - 1], now, ARGV[9]) end
 if ARGV[10] ~= '' then redis.call('ZADD', KEYS[#KEYS], now, ARGV[10]) end
-return {'ok'}
+return {'ok', time[1], time[2]}
 """
 
 
@@ -729,18 +730,18 @@ class EventStore:
         many seconds of its sending or writes nothing: a Redis that hung would otherwise run
         it once it woke, after the client had been answered that the store is unavailable,
         and a move retried after that 503 would be made twice. A script that finds itself
-        late at once (this process's idea of Redis's clock was wrong) is sent again."""
-        if self.write_deadline is None:
-            return self._append_script(keys=keys, args=[*args, ""])
-        if self._redis_ahead is None:
-            self._redis_ahead = self.redis_time() - time.monotonic()
+        late at once (this process's idea of Redis's clock was wrong) is sent again. That
+        idea comes from the answers: a process's first append has no deadline."""
         for _ in range(2):
             sent = time.monotonic()
-            deadline = sent + self._redis_ahead + self.write_deadline
-            result = self._append_script(keys=keys, args=[*args, repr(deadline)])
-            if _s(result[0]) != "late":
+            deadline = ("" if self.write_deadline is None or self._redis_ahead is None
+                        else repr(sent + self._redis_ahead + self.write_deadline))
+            result = self._append_script(keys=keys, args=[*args, deadline])
+            status = _s(result[0])
+            if status in ("ok", "late"):
+                self._redis_ahead = int(result[1]) + int(result[2]) / 1e6 - time.monotonic()
+            if status != "late":
                 return result
-            self._redis_ahead = int(result[1]) + int(result[2]) / 1e6 - time.monotonic()
             if time.monotonic() - sent > self.write_deadline / 2:
                 break
         raise redis.TimeoutError("Redis ran the append after its deadline: nothing was written")

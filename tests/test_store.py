@@ -493,7 +493,7 @@ class LostAnswers:
 
         def losing(connection, *args, **kwargs):
             answer = read(connection, *args, **kwargs)
-            if answer == [b"ok"] and not self.lost:
+            if isinstance(answer, list) and answer[:1] == [b"ok"] and not self.lost:
                 self.lost.append(answer)
                 meanwhile()
                 raise error("the answer was lost")
@@ -515,7 +515,7 @@ def test_an_append_whose_answer_was_lost_is_sent_again_and_done_once(redis_url, 
     lost = LostAnswers(monkeypatch, error)
     written = store.append([StreamWrite(table_stream(T), 1, [ev(2), ev(3)], head.hash)],
                            actor="alice")[table_stream(T)]
-    assert lost.lost == [[b"ok"]]  # the first copy was written
+    assert [answer[0] for answer in lost.lost] == [b"ok"]  # the first copy was written
     stored = store.read(table_stream(T))
     assert [e.version for e in stored] == [1, 2, 3] and stored[1:] == written
 
