@@ -207,10 +207,10 @@ def _all_in_wager(events: list[Event]) -> bool:
             stacks[event.seat] += event.amount
         elif isinstance(event, (PlayerCalled, BringInPosted, BetPlaced, PlayerRaised,
                                 BetCompleted)):
-            if stacks[event.seat] == event.added and not isinstance(
-                    event, (PlayerCalled, BringInPosted)):
-                return True
             stacks[event.seat] -= event.added
+            if not stacks[event.seat] and isinstance(event, (BetPlaced, PlayerRaised,
+                                                             BetCompleted)):
+                return True
     return False
 
 

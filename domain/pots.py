@@ -48,7 +48,10 @@ def split(amount: int, winners_in_order: list[int], chip: int,
     chips, loose = divmod(amount, chip)
     each, odd = divmod(chips, count)
     shares = {seat: each * chip for seat in winners_in_order}
-    for seat in winners_in_order[:1] if odd_to_first else winners_in_order[:odd]:
-        shares[seat] += chip * odd if odd_to_first else chip
+    if odd_to_first:
+        shares[winners_in_order[0]] += odd * chip
+    else:
+        for seat in winners_in_order[:odd]:
+            shares[seat] += chip
     shares[winners_in_order[0]] += loose
     return shares

@@ -259,9 +259,8 @@ end
 #       v2, ...] per event, few large arguments being cheaper to send than many small
 #       ones); then the m extra values; last, the Redis TIME after which the script writes
 #       nothing but answers {'late', seconds, microseconds} ('' for none); written, it
-#       answers {'ok', seconds, microseconds}.  A conflict's
-#       answer carries, for every stream written, what read_on finds after the version and
-#       hash the writer decided on.
+#       answers {'ok', seconds, microseconds}.  A conflict's answer carries, for every
+#       stream written, what read_on finds after the version and hash the writer decided on.
 _APPEND_LUA = _READ_ON_FUNCTION + """
 if ARGV[1] == '1' then
   local seen = redis.call('GET', KEYS[1])
@@ -507,7 +506,7 @@ class _ThreadsConnections:
 
 def _write_deadline(client: Any) -> float | None:
     """Half the client's socket timeout: an append that Redis runs in time is answered
-    before the client gives up on it. None where the client waits for ever (fakeredis)."""
+    before the client gives up on it. None for a client without one, which waits for ever."""
     settings = getattr(client, "connection_pool", None) or getattr(client, "nodes_manager", None)
     timeout = getattr(settings, "connection_kwargs", {}).get("socket_timeout")
     return timeout / 2 if timeout else None
