@@ -233,11 +233,11 @@ def test_running_out_of_cards_deals_every_card_once():
     assert not any(isinstance(e, BoardDealt) for e in events)
 
 
-def draw_that_reshuffles(**options):
+def draw_that_reshuffles():
     """Casino draw, six players: five discards of 5, 5, 5, 5 and 2 use up the stub, and the
     sixth player's draw needs the discards reshuffled. The state before that draw, and its
     events."""
-    state, events = start([1000] * 6, button=6, rules="casino", **options)
+    state, events = start([1000] * 6, button=6, rules="casino")
     while state.status == "betting":
         state, more = act(state, state.to_act, "call" if "call" in legal(state, state.to_act)
                           else "check")
@@ -256,7 +256,7 @@ def test_a_reshuffle_is_foretold_by_nobody_who_knows_the_cards_mucked():
     before, events = draw_that_reshuffles()
     key = events[0].reshuffle_key
     assert key == fairness.reshuffle_key("ab" * 32)
-    after, drawn = act(before, before.to_act, "draw", cards=before.seat(before.to_act).cards)
+    _, drawn = act(before, before.to_act, "draw", cards=before.seat(before.to_act).cards)
     reshuffled = next(e for e in drawn if isinstance(e, StubReshuffled))
     assert list(reshuffled.cards) == fairness.reshuffled_stub([], before.mucked, key)
     assert list(reshuffled.cards) != fairness.reshuffled_stub([], before.mucked)
