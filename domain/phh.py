@@ -69,6 +69,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            PlayerRaised, ShowdownEvaluated, StreetStarted)
 from domain.frozen import replace
 from domain.names import MAX_LENGTH, name_problem
+from domain.poker import structures
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
 from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
@@ -145,8 +146,7 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # a forced bet posted short and called in full: PHH calls what was posted
     if _raise_pokerkit_refuses(events):
         return None  # a raise reopened by short all-ins that add up, as PokerKit's are not
-    if (options.get("half_bet_rule") and options["structure"] == "fixed-limit"
-            and _all_in_wager(events)):
+    if structures.half_bet_rule(options) and _all_in_wager(events):
         return None  # what may follow it is the half-bet rule's; PHH plays the full-bet rule
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street

@@ -152,13 +152,13 @@ def _full(state: HandState, to: int, least: int) -> bool:
     (``half_bet_rule``) it goes past the last full bet or raise by at least half the way."""
     if to >= least:
         return True
-    return structures.half_bet_rule(state) and 2 * (to - state.full_to) >= least - state.full_to
+    return structures.half_bet_rule(state.options) and 2 * (to - state.full_to) >= least - state.full_to
 
 
 def _short_bet_to_complete(state: HandState, seat: SeatState) -> bool:
     """``half_bet_rule``: an all-in opening bet of less than half a bet stands, and the
     betting is open to ``seat`` (a player who checked before it may only call it)."""
-    return (structures.half_bet_rule(state) and state.current_bet > 0 and not state.full_bet
+    return (structures.half_bet_rule(state.options) and state.current_bet > 0 and not state.full_bet
             and seat.may_raise)
 
 

@@ -76,7 +76,7 @@ def _fixed(state, seat) -> Sizes:
     size = big if big_round(state) else small
     if state.current_bet == 0 and _open_pair_choice(state):
         return Sizes(small, big, small, big, big - small or 1)
-    if half_bet_rule(state):
+    if half_bet_rule(state.options):
         if state.full_bet:  # an all-in counted as full raised by less than a bet
             size = max(size, state.raise_size)
         return Sizes(size, size, state.full_to + size, state.full_to + size, size)
@@ -85,8 +85,8 @@ def _fixed(state, seat) -> Sizes:
     return Sizes(size, size, state.current_bet + size, state.current_bet + size, size)
 
 
-def half_bet_rule(state: HandState) -> bool:
-    return state.options.get("half_bet_rule", False) and state.options["structure"] == "fixed-limit"
+def half_bet_rule(options: dict) -> bool:
+    return options.get("half_bet_rule", False) and options["structure"] == "fixed-limit"
 
 
 def _open_pair_choice(state: HandState) -> bool:
