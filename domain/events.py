@@ -312,9 +312,15 @@ class PlayerFolded(Event):
 
 @dataclass(frozen=True)
 class CardsDrawn(Event):
+    """``held`` (hidden, as the discards and replacements are) is the seat's hand after the
+    draw, sorted: what a showdown opens of a hand that drew, so that showing it does not
+    tell which of its cards were drawn (``shown_draws: hidden``); empty in hands whose
+    options lack that, whose showdowns opened the cards dealt and drawn."""
+
     seat: int
     discarded: tuple
     received: tuple
+    held: tuple = ()
 
 
 @dataclass(frozen=True)

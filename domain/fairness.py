@@ -89,7 +89,11 @@ ALGORITHMS = {
                "hidden reshuffle_key, sha256(bytes.fromhex(server_seed) + "
                "b\"cardroom/reshuffle\") as hex, so that nobody who knows the cards can "
                "foretell the new stub (empty in a hand imported, or started before 24 "
-               "November 2026 or at a table whose options lack reshuffle: seeded)",
+               "November 2026 or at a table whose options lack reshuffle: seeded). A "
+               "CardsDrawn's held is the seat's hand after the draw (the cards it did not "
+               "discard and those received), sorted as strings; a hand shown at the showdown "
+               "opens its last draw's held, not the cards dealt and drawn (held is empty at a "
+               "table whose options lack shown_draws: hidden)",
     "receipt": "Ed25519 signature, hex, over canonical_json(receipt) where receipt is "
                "{table_id, hand_no, version, head_hash, stacks, table_version, "
                "table_head_hash}; head_hash is the hash of the hand's last event, stacks maps "
@@ -338,13 +342,22 @@ def _commitments(_history, events, _key) -> str:
 
 def _shown_hands(_history, events, _key) -> str:
     held: dict[int, set] = {}  # by the opened commitments: what each seat holds at the end
+    unopened: set[int] = set()  # seats some of whose cards this viewer may not read
     for event in events:
-        if event["type"] == "CardsDealt":
-            held.setdefault(event["data"]["seat"], set()).update(_opened_cards(event, "cards"))
-        elif event["type"] == "CardsDrawn":
-            cards = held.setdefault(event["data"]["seat"], set())
+        kind, data = event["type"], event["data"]
+        if kind == "CardsDealt":
+            held.setdefault(data["seat"], set()).update(_opened_cards(event, "cards"))
+            if len(_opened_cards(event, "cards")) < len(data["cards"]):
+                unopened.add(data["seat"])
+        elif kind == "CardsDrawn":
+            cards = held.setdefault(data["seat"], set())
             cards.difference_update(_opened_cards(event, "discarded"))
             cards.update(_opened_cards(event, "received"))
+            if any(len(_opened_cards(event, f)) < len(data[f]) for f in ("discarded", "received")):
+                unopened.add(data["seat"])
+            if data.get("held"):  # the hand committed to again: what its showdown opens
+                _check_held(event, cards if data["seat"] not in unopened else None)
+                held[data["seat"]] = set(_opened_cards(event, "held"))
     shown = [h for e in events if e["type"] == "ShowdownEvaluated" for h in e["data"]["hands"]]
     for hand in shown:
         strangers = [c for c in hand["cards"] if c not in held.get(hand["seat"], set())]
@@ -353,6 +366,16 @@ def _shown_hands(_history, events, _key) -> str:
             raise Problem(f"event {version}: seat {hand['seat']} shows {' '.join(strangers)}, "
                           "which the opened commitments do not leave that seat holding")
     return f"{len(shown)} shown hands match the cards committed to them"
+
+
+def _check_held(event: dict, cards: set | None) -> None:
+    """A draw's ``held`` is the hand the cards dealt and drawn leave the seat holding, sorted
+    (``cards``: that hand, where this viewer may read all of it)."""
+    held = _opened_cards(event, "held")
+    if len(held) == len(event["data"]["held"]) and (
+            held != sorted(held) or cards is not None and set(held) != cards):
+        raise Problem(f"event {event['version']}: CardsDrawn's held is not the seat's hand "
+                      "after the draw, sorted")
 
 
 def _seed(history, events, _key) -> str:

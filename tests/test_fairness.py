@@ -189,8 +189,11 @@ def test_players_keep_what_they_saw_and_the_auditor_gets_the_reveal(client, fake
                   if e["type"] == "CardsDealt" and e["data"]["seat"] == 3)
     assert player["server_seed"] is None and folded["openings"] == {}
     assert player["events"][0]["openings"] == {}  # the deck stays with the auditor
-    shown = [e for e in player["events"] if e["type"] == "CardsDealt" and e["data"]["seat"] == 2]
-    assert None not in readable(shown[0], "cards")  # a shown hand is opened to everyone
+    dealt, drew = (e for e in player["events"]
+                   if e["type"] in ("CardsDealt", "CardsDrawn") and e["data"]["seat"] == 2)
+    assert dealt["openings"] == {}  # a shown hand is opened to everyone as its draw held it
+    assert set(drew["openings"]) == {f"/held/{i}" for i in range(5)}
+    assert None not in readable(drew, "held")
     auditor = get(client, table, hand_no, "/history", table["auditor"])
     deck = auditor["events"][0]["openings"]["/deck"]["value"]
     dealt = auditor["events"][0]["data"]["client_seeds"]
@@ -415,11 +418,9 @@ def test_an_operator_who_re_signs_a_deal_out_of_the_decks_order_fails_the_deck(
     assert "ok   receipt" in result.stdout
 
 
-def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_verifier(
-        client, fake_backend, table):
-    """A rewritten showdown in which seat 2 shows a card it discarded at the draw is not
-    the hand the opened commitments leave it holding; and an auditor's history that
-    reveals the server seed but not the deck fails the deck, not skips it."""
+def seat_2_draws_one_to_the_showdown(client, fake_backend, table, who) -> dict:
+    """A hand where seat 2 throws its first card at the draw: its history as ``who`` gets it,
+    which the verifier passes."""
     hand_no = start_hand(client, table)
     for seat, body in ((2, {"type": "bet", "amount": 25}), (3, {"type": "call"}),
                        (1, {"type": "call"})):
@@ -430,8 +431,51 @@ def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_veri
     for seat in (2, 3, 1):
         assert act(client, table, hand_no, seat, type="check").status_code == 201
     fake_backend.run_jobs()
-    history = get(client, table, hand_no, "/history", table["auditor"])
+    history = get(client, table, hand_no, "/history", who)
     assert all(c["ok"] for c in fairness.verify_history(history) if not c.get("skipped"))
+    return history
+
+
+def test_a_shown_hand_opens_what_the_draw_held_and_nothing_that_tells_what_it_drew(
+        client, fake_backend, table):
+    history = seat_2_draws_one_to_the_showdown(client, fake_backend, table, table["players"][3])
+    seat_2 = [e for e in history["events"] if e["data"].get("seat") == 2 and "openings" in e
+              and e["type"] in ("CardsDealt", "CardsDrawn")]
+    assert [(e["type"], set(e["openings"])) for e in seat_2] == [
+        ("CardsDealt", set()), ("CardsDrawn", {f"/held/{i}" for i in range(5)})]
+    shown = next(e for e in history["events"] if e["type"] == "ShowdownEvaluated")
+    hand = next(h for h in shown["data"]["hands"] if h["seat"] == 2)
+    assert readable(seat_2[1], "held") == sorted(hand["cards"])
+
+
+def test_a_draw_that_commits_to_a_card_the_seat_threw_away_fails_the_verifier(
+        client, fake_backend, table):
+    """An operator who rewrites seat 2's hand after the draw, and its showdown to match, to
+    hold the card it threw away: the hand committed to again is not the one the cards dealt
+    and drawn leave it."""
+    history = seat_2_draws_one_to_the_showdown(client, fake_backend, table, table["auditor"])
+    drawn = next(e for e in history["events"] if e["type"] == "CardsDrawn")
+    thrown, dropped = drawn["openings"]["/discarded/0"]["value"], readable(drawn, "held")[0]
+    held = sorted(readable(drawn, "held")[1:] + [thrown])
+    for index, card in enumerate(held):
+        salt = drawn["openings"][f"/held/{index}"]["salt"]
+        drawn["openings"][f"/held/{index}"] = {"value": card, "salt": salt}
+        drawn["data"]["held"][index] = {"commitment": fairness.commit(card, salt)}
+    shown = next(e for e in history["events"] if e["type"] == "ShowdownEvaluated")
+    hand = next(h for h in shown["data"]["hands"] if h["seat"] == 2)
+    hand["cards"][hand["cards"].index(dropped)] = thrown
+    rechained(history["events"])
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert checks["commitments"]["ok"] and not checks["shown_hands"]["ok"]
+    assert f"event {drawn['version']}: CardsDrawn's held is not" in checks["shown_hands"]["detail"]
+
+
+def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_verifier(
+        client, fake_backend, table):
+    """A rewritten showdown in which seat 2 shows a card it discarded at the draw is not
+    the hand the opened commitments leave it holding; and an auditor's history that
+    reveals the server seed but not the deck fails the deck, not skips it."""
+    history = seat_2_draws_one_to_the_showdown(client, fake_backend, table, table["auditor"])
     drawn = next(e for e in history["events"] if e["type"] == "CardsDrawn")
     thrown = drawn["openings"]["/discarded/0"]["value"]
     shown = next(e for e in history["events"] if e["type"] == "ShowdownEvaluated")

@@ -65,8 +65,12 @@ def draw(state: HandState, seat: int, discards: tuple[str, ...]) -> list[Event]:
     events, stub = _enough(state, len(discards))
     if len(discards) > len(stub):
         raise DomainError("out_of_cards", f"only {len(stub)} cards are left to draw")
-    return events + [CardsDrawn(seat=seat, discarded=discards,
-                                received=tuple(stub[:len(discards)]))]
+    received = tuple(stub[:len(discards)])
+    held = ()
+    if state.options.get("shown_draws") == "hidden":
+        kept = [card for card in state.seat(seat).cards if card not in discards]
+        held = tuple(sorted(kept + list(received)))
+    return events + [CardsDrawn(seat=seat, discarded=discards, received=received, held=held)]
 
 
 def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]]:

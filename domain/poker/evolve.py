@@ -121,7 +121,7 @@ def _drawn(state: HandState, event: CardsDrawn) -> HandState:
     seat = state.seat(event.seat)
     replacements = iter(event.received)
     cards = tuple(next(replacements) if c in event.discarded else c for c in seat.cards)
-    state = state.with_seat(event.seat, cards=cards, acted=True)
+    state = state.with_seat(event.seat, cards=cards, held=event.held, acted=True)
     return replace(state, deck=state.deck[len(event.received):], awaiting=(),
                    mucked=state.mucked + tuple(event.discarded))
 

@@ -24,6 +24,7 @@ class SeatState:
     bought: int = 0  # chips added during the hand ("all bets must be covered")
     acted: bool = False  # in this round since the last bet or raise (or drew, on a draw)
     may_raise: bool = True  # a full bet or raise has reopened the betting for this seat
+    held: tuple[str, ...] = ()  # the hand its last draw committed to again (CardsDrawn.held)
 
     @property
     def in_hand(self) -> bool:

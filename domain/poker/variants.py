@@ -125,6 +125,12 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
                "every card mucked can foretell the new stub; a hand whose options lack it "
                "was reshuffled by the cards alone, as every hand until 24 November 2026",
                allowed=("seeded",)),
+        Option("shown_draws", "string", "hidden", "what a hand shown at the showdown tells "
+               "of its draws: hidden, only how many cards were drawn, as at a table (each draw "
+               "commits to the seat's whole hand again, sorted: CardsDrawn's hidden held, which "
+               "the showdown opens instead of the cards dealt and drawn); a hand whose options "
+               "lack it opened those, telling which cards were kept, as every hand until 24 "
+               "November 2026", allowed=("hidden",)),
         REVEAL,
         Option("dealers_choice", "boolean", False, "each hand may name its game (001, 004): "
                "POST .../hands with {\"game\": id}"),

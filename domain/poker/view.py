@@ -19,7 +19,7 @@ def hidden_values(event: Event) -> dict[str, int | None]:
     if isinstance(event, CardsDealt) and not event.face_up:
         return {f"/cards/{i}": event.seat for i in range(len(event.cards))}
     if isinstance(event, CardsDrawn):
-        return {f"/{field}/{i}": event.seat for field in ("discarded", "received")
+        return {f"/{field}/{i}": event.seat for field in ("discarded", "received", "held")
                 for i in range(len(getattr(event, field)))}
     return {}
 
@@ -33,7 +33,18 @@ def visible_openings(event: Event, viewer: Viewer, state: HandState) -> list[str
     shown = {h["seat"]: set(h["cards"]) for h in state.showdown}
     data = event.to_dict()
     return [pointer for pointer, owner in hidden.items() if owner is not None and (
-        viewer.owns(owner) or resolve(data, pointer) in shown.get(owner, ()))]
+        viewer.owns(owner) or owner in shown and _shows(event, pointer, data, state.seat(owner),
+                                                        shown[owner]))]
+
+
+def _shows(event: Event, pointer: str, data: dict, seat: SeatState, shown: set) -> bool:
+    """Whether showing ``seat``'s hand opens this hidden card: where its last draw committed
+    to the hand again (``held``), that commitment alone, so nobody learns which cards were
+    drawn; else each card dealt or drawn that is in the hand shown."""
+    if seat.held:
+        return isinstance(event, CardsDrawn) and pointer.startswith("/held/") and (
+            event.held == seat.held)
+    return resolve(data, pointer) in shown
 
 
 def view_hand(state: HandState, viewer: Viewer) -> dict:

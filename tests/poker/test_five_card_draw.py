@@ -1,14 +1,17 @@
 """Five Card Draw under the house rules of rule book 000: limits, raise cap, draw, pots."""
 
 from dataclasses import replace
+from functools import reduce
 
 import pytest
 
 from domain.commands import Showdown
 from domain.errors import DomainError
 from domain.fairness import deck_order
-from domain.events import BetReturned, HandEnded, PotAwarded, ShowdownEvaluated
+from domain.events import (BetReturned, CardsDealt, CardsDrawn, HandEnded, PotAwarded,
+                           ShowdownEvaluated)
 from domain.poker import engine
+from domain.views import Viewer, visible_openings
 from tests.poker.play import act, start
 
 
@@ -215,3 +218,50 @@ def test_suits_never_break_ties_and_the_best_hand_wins():
     assert award.winners == (1,)
     shown = [e for e in events if isinstance(e, ShowdownEvaluated)][0].hands
     assert {h["seat"]: h["category"] for h in shown} == {1: "straight_flush", 2: "four_of_a_kind"}
+
+
+def drawn_to_showdown(played_before_shown_draws=False):
+    """Three players check to the draw, where seat 2 throws its first two cards and the
+    others stand pat, then check to the showdown: the hand at its end and every event."""
+    state, events = start([1000] * 3, button=1)
+    if played_before_shown_draws:
+        state = replace(state, options={k: v for k, v in state.options.items()
+                                        if k != "shown_draws"})
+    for seat, move, cards in ((2, "check", ()), (3, "check", ()), (1, "check", ()),
+                              (2, "draw", state.seat(2).cards[:2]), (3, "draw", ()),
+                              (1, "draw", ()), (2, "check", ()), (3, "check", ()),
+                              (1, "check", ())):
+        state, more = act(state, seat, move, cards=cards)
+        events += more
+    ended = engine.decide(state, Showdown())
+    return reduce(engine.evolve, ended, state), events + ended
+
+
+def opened_to_seat_3(state, events, seat) -> set:
+    """What seat 3's player may open of ``seat``'s cards once the hand has ended."""
+    viewer = Viewer(role="player", seat=3, player_id="id3")
+    return {(type(e).__name__, pointer) for e in events
+            if isinstance(e, (CardsDealt, CardsDrawn)) and e.seat == seat
+            for pointer in visible_openings(e, viewer, state)}
+
+
+def test_a_hand_shown_at_the_showdown_does_not_tell_which_of_its_cards_were_drawn():
+    """Each draw commits to the seat's whole hand again, sorted, and the showdown opens that
+    commitment only: the others learn the hand and how many cards it drew, not which."""
+    state, events = drawn_to_showdown()
+    (drew,) = [e for e in events if isinstance(e, CardsDrawn) and e.seat == 2]
+    assert len(drew.received) == 2 and drew.held == tuple(sorted(state.seat(2).cards))
+    assert {h["seat"] for h in state.showdown} == {1, 2, 3}
+    assert opened_to_seat_3(state, events, 2) == {("CardsDrawn", f"/held/{i}") for i in range(5)}
+    assert opened_to_seat_3(state, events, 1) == {("CardsDrawn", f"/held/{i}") for i in range(5)}
+
+
+def test_a_hand_played_before_shown_draws_opens_the_cards_dealt_and_drawn():
+    """A hand whose options lack ``shown_draws`` commits to nothing again at the draw, and
+    its showdown opens, as it did, each card dealt or drawn that a hand shows."""
+    state, events = drawn_to_showdown(played_before_shown_draws=True)
+    (drew,) = [e for e in events if isinstance(e, CardsDrawn) and e.seat == 2]
+    assert drew.held == ()
+    assert opened_to_seat_3(state, events, 2) == {
+        ("CardsDealt", "/cards/2"), ("CardsDealt", "/cards/3"), ("CardsDealt", "/cards/4"),
+        ("CardsDrawn", "/received/0"), ("CardsDrawn", "/received/1")}
