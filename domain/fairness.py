@@ -1,7 +1,8 @@
 """How a hand is proved: the exact algorithms, and a verifier anyone can run.
 
 Everything here is the standard library only (the Ed25519 signature check uses
-the ``cryptography`` package when it is installed and says so when it is not),
+the ``cryptography`` package when it is installed and says so when it is not; the
+payout check judges the hands shown with the poker engine, ``domain.poker.payout``),
 so ``python3 -m domain.fairness verify FILE --public-key KEY`` runs from a bare
 checkout. FILE is the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/
 history`` exactly as downloaded, by a player or by the auditor; KEY is the
@@ -252,15 +253,18 @@ class Skipped(Exception):
 
 
 def verify_history(history: dict, public_key: str | None = None,
-                   data_json: list[str | None] | None = None) -> list[dict]:
+                   data_json: list[str | None] | None = None,
+                   rules_replayed: bool = False) -> list[dict]:
     """The checks of a downloaded history, each ``{"name", "ok", "detail"}`` (and
     ``"skipped": true`` for one this history cannot support). ``data_json``: for each
-    event, the canonical JSON of its data where the caller holds it (``envelope_hash``)."""
+    event, the canonical JSON of its data where the caller holds it (``envelope_hash``).
+    ``rules_replayed``: the caller decides every move again by the rules (the audit), which
+    pays each pot again from every hand, so the payout check is left out."""
     events = history.get("events") or []
     checks = [("hash_chain", partial(_hash_chain, data_json=data_json)),
-              ("commitments", _commitments),
-              ("shown_hands", _shown_hands), ("seed_commitment", _seed),
-              ("deck", _deck), ("receipt", _receipt)]
+              ("commitments", _commitments), ("shown_hands", _shown_hands),
+              *([] if rules_replayed else [("payout", _payout)]),
+              ("seed_commitment", _seed), ("deck", _deck), ("receipt", _receipt)]
     results = []
     for name, check in checks:
         try:
@@ -366,6 +370,16 @@ def _shown_hands(_history, events, _key) -> str:
             raise Problem(f"event {version}: seat {hand['seat']} shows {' '.join(strangers)}, "
                           "which the opened commitments do not leave that seat holding")
     return f"{len(shown)} shown hands match the cards committed to them"
+
+
+def _payout(_history, events, _key) -> str:
+    from domain.poker.payout import payout_problem  # here: the engine imports this module
+    if not any(event["type"] == "HandEnded" for event in events):
+        raise Skipped("the hand has not ended")
+    problem = payout_problem(events)
+    if problem:
+        raise Problem(problem)
+    return "each pot went to the best hand shown for it, and the stacks are what the bets make"
 
 
 def _check_held(event: dict, cards: set | None) -> None:

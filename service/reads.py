@@ -409,7 +409,8 @@ class Reads:
                     "server_seed": self.keys.server_seed(table_id, hand_no) if ended else None,
                     "receipt": receipt}
         checks = fairness.verify_history(document, self.keys.public_key,
-                                         [canonical_as_stored(e) for e in envelopes])
+                                         [canonical_as_stored(e) for e in envelopes],
+                                         rules_replayed=True)
         table_events = [e.to_dict() for e in table_envelopes]
         table_problem = fairness.chain_problem(table_events,
                                                [canonical_as_stored(e) for e in table_envelopes])

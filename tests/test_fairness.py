@@ -327,6 +327,7 @@ def test_downloaded_histories_pass_the_verifier(client, fake_backend, table, tmp
     result = verify(path, "--public-key", public_key)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   receipt: signed receipt" in result.stdout
+    assert "ok   payout: each pot went to the best hand shown" in result.stdout
     assert result.stdout.endswith("\nverified\n")
     if who == "auditor":
         assert "ok   deck: the deck matches the seeds" in result.stdout
@@ -344,13 +345,10 @@ def test_a_history_re_signed_by_a_forger_is_verified_only_against_the_key_it_nam
     hand_no = finished_hand(client, fake_backend, table)
     history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][2]).json
     ended = history["events"][-1]
-    seats = sorted(ended["data"]["stacks"])
-    ended["data"]["stacks"][seats[0]] += 100
-    ended["data"]["stacks"][seats[1]] -= 100
+    ended["occurred_at"] = "2026-01-01T00:00:00+00:00"
     ended["hash"] = fairness.envelope_hash(ended)
     forger = Ed25519PrivateKey.generate()
-    receipt = {**history["receipt"]["receipt"], "head_hash": ended["hash"],
-               "stacks": ended["data"]["stacks"]}
+    receipt = {**history["receipt"]["receipt"], "head_hash": ended["hash"]}
     history["receipt"] = {"receipt": receipt, "signature": forger.sign(
         fairness.receipt_message(receipt)).hex()}
     history["public_key"] = forger.public_key().public_bytes_raw().hex()
@@ -370,6 +368,33 @@ def rechained(events: list[dict]) -> list[dict]:
         event["version"], event["prev_hash"] = version, previous
         event["hash"] = previous = fairness.envelope_hash(event)
     return events
+
+
+def test_an_operator_who_re_signs_a_pot_paid_to_a_losing_hand_fails_the_payout(
+        client, fake_backend, table, tmp_path):
+    """The operator holds the signing key, so a receipt proves only what was signed: a
+    player's verifier judges the hands shown again and finds the pot paid to a loser."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = get(client, table, hand_no, "/history", table["players"][3])
+    pot = next(e["data"] for e in history["events"] if e["type"] == "PotAwarded")
+    ended = history["events"][-1]["data"]
+    loser = next(s for s in pot["eligible"] if s not in pot["winners"])
+    for totals in (ended["stacks"], ended["net"]):
+        for seat, share in pot["shares"].items():
+            totals[seat] -= share
+        totals[str(loser)] += pot["amount"]
+    pot.update(winners=[loser], shares={str(loser): pot["amount"]})
+    rechained(history["events"])
+    keys = fake_backend.config.keys()
+    receipt = {**history["receipt"]["receipt"], "head_hash": history["events"][-1]["hash"],
+               "stacks": ended["stacks"]}
+    history["receipt"] = {"receipt": receipt, "signature": keys.sign(receipt)}
+    (tmp_path / "paid.json").write_text(json.dumps(history))
+    result = verify(tmp_path / "paid.json", "--public-key", keys.public_key)
+    assert result.returncode == 1, result.stdout
+    assert "ok   receipt" in result.stdout and "ok   shown_hands" in result.stdout
+    assert "FAIL payout: event" in result.stdout
+    assert "are not what the hands shown make" in result.stdout
 
 
 def test_a_history_without_its_receipt_proves_nothing_and_one_that_says_it_ended_fails(

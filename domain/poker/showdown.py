@@ -46,13 +46,7 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
     mucked = set(state.source.get("mucked", ()))
     judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()
               if s.seat not in mucked}
-    left_first = [s.seat for s in state.from_left_of_button()]
-    committed = {s.seat: s.committed for s in state.seats}
-    pots = build_pots(committed, {s.seat for s in state.in_hand()})
-    odd_to_first = state.options.get("odd_chip") == "first_left_of_button"
-    awards = [_award(number, pot.amount, _contesting(pot.eligible, mucked), judged, left_first,
-                     chip_unit(state), judge_name in SPLIT_POT, odd_to_first)
-              for number, pot in enumerate(pots)]
+    awards = awarded(state, judge_name, judged)
     winners = {int(seat) for award in awards for seat in award.shares}
     shows_anyway = (state.last_aggressor if state.options.get("last_bettor_shows", True)
                     else None)
@@ -60,6 +54,19 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
         not state.options.get("muck_losers") or seat in winners or seat == shows_anyway)]
     hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
     return [ShowdownEvaluated(hands=hands), *awards]
+
+
+def awarded(state: HandState, judge_name: str, judged: dict[int, Judgement]) -> list[PotAwarded]:
+    """Each pot to the best of the ``judged`` hands eligible for it (every hand not mucked,
+    at the showdown; the hands a verifier can read, when it judges again)."""
+    mucked = set(state.source.get("mucked", ()))
+    left_first = [s.seat for s in state.from_left_of_button()]
+    committed = {s.seat: s.committed for s in state.seats}
+    pots = build_pots(committed, {s.seat for s in state.in_hand()})
+    odd_to_first = state.options.get("odd_chip") == "first_left_of_button"
+    return [_award(number, pot.amount, _contesting(pot.eligible, mucked), judged, left_first,
+                   chip_unit(state), judge_name in SPLIT_POT, odd_to_first)
+            for number, pot in enumerate(pots)]
 
 
 def _contesting(eligible: tuple[int, ...], mucked: set[int]) -> tuple[int, ...]:
@@ -100,8 +107,11 @@ def chip_unit(state: HandState) -> int:
 
 def _award(number: int, amount: int, eligible: tuple[int, ...], judged: dict[int, Judgement],
            left_first: list[int], chip: int, hi_lo: bool, odd_to_first: bool) -> PotAwarded:
-    highs = _best(eligible, lambda seat: judged[seat].high, left_first)
-    lows = _best([s for s in eligible if judged[s].low is not None],
+    contesting = [seat for seat in eligible if seat in judged]
+    if not contesting:
+        raise ValueError(f"no hand judged is eligible for pot {number}")
+    highs = _best(contesting, lambda seat: judged[seat].high, left_first)
+    lows = _best([s for s in contesting if judged[s].low is not None],
                  lambda seat: judged[seat].low, left_first) if hi_lo else []
     if not lows:
         shares = split(amount, highs, chip, odd_to_first)

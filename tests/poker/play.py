@@ -13,8 +13,10 @@ from domain import fairness
 from domain.cards import STANDARD_DECK, codes
 from domain.options import resolve_options
 from domain.poker import engine
+from domain.poker.payout import payout_problem
 from domain.poker.spec import Board, Deal
 from domain.poker.variants import VARIANTS
+from domain.views import Viewer, hidden_values, visible_openings
 
 
 def options(game: str = "five-card-draw", **given) -> dict:
@@ -107,3 +109,28 @@ def play_out(state, rng: random.Random, on_step=None):
         if on_step:
             on_step(state, new)
     return state, events
+
+
+def viewed(events: list[Event], viewer: Viewer, state) -> list[dict]:
+    """The events as a history gives them to ``viewer`` when the hand is ``state``: hidden
+    values sealed (with a fixed salt), and opened where the viewer may see them."""
+    return [{"type": event.type, "version": version, **projected(event, viewer, state)}
+            for version, event in enumerate(events, start=1)]
+
+
+def projected(event: Event, viewer: Viewer, state) -> dict:
+    data, openings = fairness.seal(event.to_dict(), hidden_values(state.game, event),
+                                   lambda: "00" * 16)
+    return {"data": data,
+            "openings": {p: openings[p] for p in visible_openings(event, viewer, state)}}
+
+
+def payout_problems(events: list[Event]) -> dict[Viewer, str]:
+    """What the verifier's payout check finds wrong with a finished hand, by viewer: from
+    each player's history and from an outsider's (empty: nothing)."""
+    started = events[0]
+    state = reduce(engine.evolve, events,
+                   engine.initial_state({"game": started.game, "options": started.options}))
+    viewers = [Viewer("player", s.seat, s.player_id) for s in state.seats] + [Viewer("admin")]
+    found = {viewer: payout_problem(viewed(events, viewer, state)) for viewer in viewers}
+    return {viewer: problem for viewer, problem in found.items() if problem}

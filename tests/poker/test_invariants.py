@@ -9,13 +9,14 @@ from functools import reduce
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain import fairness
 from domain.audit import audit_hand
 from domain.cards import STANDARD_DECK, codes
 from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
 from domain.poker import engine
-from domain.views import Viewer, hidden_values, view_hand, visible_openings
-from tests.poker.play import play_out, start, table_events
+from domain.poker.payout import payout_problem
+from domain.views import Viewer, view_hand, visible_openings
+from tests.poker.play import (payout_problems, play_out, projected, start, table_events,
+                              viewed)
 
 hands = st.fixed_dictionaries({
     "stacks": st.lists(st.integers(30, 600), min_size=2, max_size=6),
@@ -73,9 +74,28 @@ def test_players_never_see_other_players_down_cards_the_deck_or_the_seed(case):
     for upto, state in _checkpoints(events, states):
         for me in state.seats:
             viewer = Viewer("player", me.seat, me.player_id)
-            text = json.dumps([_projected(e, viewer, state) for e in events[:upto]])
+            text = json.dumps([projected(e, viewer, state) for e in events[:upto]])
             leaked = [c for c in _unseen_by(me.seat, events[:upto], state) if f'"{c}"' in text]
             assert not leaked, f"seat {me.seat} can read {leaked}"
+    drew = {e.seat for e in events if isinstance(e, CardsDrawn)}
+    for me in final.seats:  # a hand shown that drew opens what its draw held, not its deal
+        viewer = Viewer("player", me.seat, me.player_id)
+        assert not [e.seat for e in events if isinstance(e, CardsDealt) and e.seat in drew - {
+            me.seat} and visible_openings(e, viewer, final)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(hands)
+def test_every_viewer_finds_each_pot_paid_as_the_hands_they_can_read_make_it(case):
+    """The verifier's payout check passes every finished hand from each player's history
+    and an outsider's, and finds a pot paid to another seat."""
+    _, events, _, final = played(case)
+    assert not payout_problems(events)
+    history = viewed(events, Viewer("admin"), final)
+    pot = next(e["data"] for e in history if e["type"] == "PotAwarded")
+    other = next(s.seat for s in final.seats if s.seat not in pot["winners"])
+    pot.update(winners=[other], shares={str(other): pot["amount"]})
+    assert payout_problem(history) is not None
 
 
 def _checkpoints(events, states):
@@ -95,13 +115,6 @@ def _steps(events, states):
         count.append(events[total:n])
         total = n
     return count
-
-
-def _projected(event, viewer, state) -> dict:
-    data, openings = fairness.seal(event.to_dict(), hidden_values(state.game, event),
-                                   lambda: "00" * 16)
-    return {"data": data,
-            "openings": {p: openings[p] for p in visible_openings(event, viewer, state)}}
 
 
 def _unseen_by(seat: int, events, state) -> set[str]:
