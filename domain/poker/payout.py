@@ -30,26 +30,43 @@ def payout_problem(events: list[dict]) -> str | None:
              for e in events]
     if not facts or not isinstance(facts[0], HandStarted):
         return "the hand does not begin with HandStarted"
-    state = engine.initial_state({"game": facts[0].game, "options": facts[0].options})
+    state, shown = engine.initial_state({"game": facts[0].game, "options": facts[0].options}), False
     for position, fact in enumerate(facts):
-        version = events[position]["version"]
+        problem = None
         if isinstance(fact, ShowdownEvaluated):
-            paid = [f for f in facts[position + 1:] if isinstance(f, PotAwarded)]
-            problem = _rejudged(state, fact, paid)
-            if problem:
-                return f"event {version}: {problem}"
+            shown = True
+            problem = _rejudged(state, fact, [f for f in facts[position:]
+                                              if isinstance(f, PotAwarded)])
         elif isinstance(fact, PotAwarded) and fact.reason == "uncontested":
-            left = [s.seat for s in state.in_hand()]
-            if left != list(fact.winners) or fact.amount != state.pot:
-                return (f"event {version}: an uncontested pot of {fact.amount} to seats "
-                        f"{list(fact.winners)}, with seats {left} in and {state.pot} in the pot")
+            problem = _uncontested(state, fact)
+        elif isinstance(fact, PotAwarded) and not shown:
+            problem = "a pot is paid at a showdown that no ShowdownEvaluated records"
         elif isinstance(fact, HandEnded):
-            stacks = {str(s.seat): s.stack for s in state.seats}
-            net = {str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats}
-            if dict(fact.stacks) != stacks or dict(fact.net) != net:
-                return (f"event {version}: the hand ends with stacks {dict(fact.stacks)}, where "
-                        f"its bets and pots leave {stacks}")
+            problem = _ended(state, fact)
+        if problem:
+            return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
+    return None
+
+
+def _uncontested(state: HandState, award: PotAwarded) -> str | None:
+    left = [s.seat for s in state.in_hand()]
+    due = PotAwarded(pot=0, amount=state.pot, eligible=tuple(left), winners=tuple(left),
+                     shares={str(seat): state.pot for seat in left}, reason="uncontested")
+    if len(left) != 1 or award != due:
+        return (f"an uncontested pot of {award.amount} to seats {list(award.winners)}, with "
+                f"seats {left} in and {state.pot} in the pot")
+    return None
+
+
+def _ended(state: HandState, ended: HandEnded) -> str | None:
+    stacks = {str(s.seat): s.stack for s in state.seats}
+    net = {str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats}
+    if state.pot:
+        return f"the hand ends with {state.pot} in the pot unpaid"
+    if dict(ended.stacks) != stacks or dict(ended.net) != net:
+        return (f"the hand ends with stacks {dict(ended.stacks)}, where its bets and pots "
+                f"leave {stacks}")
     return None
 
 

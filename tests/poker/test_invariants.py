@@ -98,6 +98,23 @@ def test_every_viewer_finds_each_pot_paid_as_the_hands_they_can_read_make_it(cas
     assert payout_problem(history) is not None
 
 
+def test_the_payout_check_finds_a_showdown_left_out_and_a_pot_left_unpaid():
+    """An edited history that pays a showdown's pots without its ShowdownEvaluated, or pays
+    nothing and ends with the stacks the bets leave, fails the payout check."""
+    cases = ({"stacks": [400, 300, 200], "seed": "ef" * 32, "moves": moves, "all_in": "side_pots",
+              "structure": "house"} for moves in range(100))
+    events, final = next((events, final) for _, events, _, final in map(played, cases)
+                         if any(e.type == "ShowdownEvaluated" for e in events))
+    history = viewed(events, Viewer("admin"), final)
+    left_out = [e for e in history if e["type"] != "ShowdownEvaluated"]
+    assert "no ShowdownEvaluated records" in payout_problem(left_out)
+    unpaid = [e for e in history if e["type"] not in ("ShowdownEvaluated", "PotAwarded")]
+    ended = unpaid[-1]["data"]
+    ended["stacks"] = {str(s.seat): s.stack - sum(
+        p["shares"].get(str(s.seat), 0) for p in final.pots_awarded) for s in final.seats}
+    assert "in the pot unpaid" in payout_problem(unpaid)
+
+
 def _checkpoints(events, states):
     """(number of events, state after them) after the deal, halfway and at the end."""
     ends = list(itertools.accumulate(len(step) for step in _steps(events, states)))
