@@ -203,10 +203,18 @@ def _opener_rule(state: HandState, street: Bet) -> str:
 
 def _close_round(emit: _Emitter) -> None:
     """An uncalled bet goes back (before the showdown); the round's bets join the pot."""
-    bets = sorted(((s.bet, s.seat) for s in emit.state.seats), reverse=True)
-    if len(bets) > 1 and bets[0][0] > bets[1][0]:
-        emit(BetReturned(seat=bets[0][1], amount=bets[0][0] - bets[1][0]))
+    returned = uncalled(emit.state)
+    if returned is not None:
+        emit(returned)
     emit(BettingRoundClosed(street=emit.state.street, pot=emit.state.pot))
+
+
+def uncalled(state: HandState) -> BetReturned | None:
+    """The part of the round's largest bet that nobody matched, back to its seat."""
+    bets = sorted(((s.bet, s.seat) for s in state.seats), reverse=True)
+    if len(bets) > 1 and bets[0][0] > bets[1][0]:
+        return BetReturned(seat=bets[0][1], amount=bets[0][0] - bets[1][0])
+    return None
 
 
 def _award_uncontested(emit: _Emitter) -> None:

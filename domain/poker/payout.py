@@ -1,24 +1,40 @@
 """A hand's payout, checked from its history as any viewer holds it, without the seed.
 
-The events are replayed as facts (``evolve``); a card this viewer may not read stands as a
-placeholder, which the bookkeeping carries and no judging reads. At the showdown each pot
-is judged again among the hands this viewer can read (the hands shown, and a player's own);
-a pot won without a showdown must have had one player left in it. The hand's end must leave
-each seat the stack that its bets and the pots make. Judging the hands shown awards each
-pot as the showdown did: a hand goes unshown only when it wins no part of any pot
-(``muck_losers``), or when it was mucked at the showdown of an imported hand, conceding.
+The events are replayed as facts (``evolve``): the hand's start (seats, stacks, button,
+options) and the bets as they record them, which the audit checks against the table and
+the rules. A card this viewer may not read stands as a placeholder, which the bookkeeping
+carries and no judging reads. Then:
+
+* an uncalled bet goes back, all of its excess and only that, to the seat that made it;
+* a pot won without a showdown is the whole pot, to the one player left in;
+* at the showdown every hand shown is all of its seat's cards, each once, no card is in two
+  hands or on the board too, and the seats that show are the ones the rules show (every
+  hand not mucked; with ``muck_losers`` the winners and the last to bet or raise); each
+  pot is judged again among the hands this viewer can read (the hands shown, and a
+  player's own), and the hands are described as they judge;
+* the hand's end leaves each seat the stack its bets and the pots make, and no chip in the
+  pot.
+
+Judging the hands shown awards each pot as the showdown did: a hand goes unshown only when
+it wins no part of any pot, or was mucked at the showdown of an imported hand, conceding;
+its own player judges it too.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from domain.events import HandEnded, HandStarted, PotAwarded, ShowdownEvaluated, event_from_dict
+from domain.events import (BetReturned, HandEnded, HandStarted, PotAwarded, ShowdownEvaluated,
+                           event_from_dict)
 from domain.fairness import unseal
+from domain.frozen import replace
 from domain.poker import engine
+from domain.poker.game import PokerGame
 from domain.poker.judging import judge
-from domain.poker.showdown import awarded
+from domain.poker.showdown import awarded, evaluated, shown_seats
 from domain.poker.state import HandState
+from domain.poker.variants import VARIANTS
 
 UNREAD = "?"  # a placeholder: "?" and the commitment of the card it stands for
 
@@ -30,10 +46,14 @@ def payout_problem(events: list[dict]) -> str | None:
              for e in events]
     if not facts or not isinstance(facts[0], HandStarted):
         return "the hand does not begin with HandStarted"
+    if facts[0].game not in VARIANTS:
+        return f"the hand's game, {facts[0].game!r}, is not a game this verifier knows"
     state, shown = engine.initial_state({"game": facts[0].game, "options": facts[0].options}), False
     for position, fact in enumerate(facts):
         problem = None
-        if isinstance(fact, ShowdownEvaluated):
+        if isinstance(fact, BetReturned) and fact != engine.uncalled(state):
+            problem = f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called"
+        elif isinstance(fact, ShowdownEvaluated):
             shown = True
             problem = _rejudged(state, fact, [f for f in facts[position:]
                                               if isinstance(f, PotAwarded)])
@@ -47,6 +67,55 @@ def payout_problem(events: list[dict]) -> str | None:
             return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
     return None
+
+
+def _rejudged(state: HandState, shown: ShowdownEvaluated, paid: list[PotAwarded]) -> str | None:
+    cards = {hand["seat"]: tuple(hand["cards"]) for hand in shown.hands}
+    problem = _cards_problem(state, cards)
+    if problem:
+        return problem
+    state = replace(state, seats=tuple(replace(s, cards=cards.get(s.seat, s.cards))
+                                       for s in state.seats))
+    mucked = set(state.source.get("mucked", ()))
+    judge_name = engine.variant_of(state).judge
+    judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()
+              if s.seat not in mucked and not any(card.startswith(UNREAD) for card in s.cards)}
+    try:
+        due = awarded(state, judge_name, judged)
+    except ValueError:
+        return "a pot is paid that no hand shown could win"
+    showing = _showing(state, due)
+    if list(cards) not in showing:
+        return f"seats {list(cards)} show, where the rules show seats {showing[0]}"
+    if evaluated(state, judge_name, judged, list(cards)) != shown:
+        return "the hands shown are not described as they judge"
+    if due != paid:
+        return (f"the pots paid, {[dict(p.shares) for p in paid]}, are not what the hands "
+                f"shown make, {[dict(p.shares) for p in due]}")
+    return None
+
+
+def _cards_problem(state: HandState, shown: dict[int, tuple]) -> str | None:
+    """A hand shown that is not all of its seat's cards, each once; or a card in two places."""
+    for seat, cards in shown.items():
+        held = state.seat(seat).cards
+        readable = {card for card in held if not card.startswith(UNREAD)}
+        if len(cards) != len(held) or len(set(cards)) != len(cards) or not readable <= set(cards):
+            return f"seat {seat} shows {' '.join(cards)}, not the {len(held)} cards it holds"
+    everywhere = Counter(card for s in state.in_hand() for card in shown.get(s.seat, s.cards)
+                         if not card.startswith(UNREAD))
+    twice = sorted(card for card, count in (everywhere + Counter(state.board)).items()
+                   if count > 1)
+    return f"{' '.join(twice)} is in two places" if twice else None
+
+
+def _showing(state: HandState, awards: list[PotAwarded]) -> list[list[int]]:
+    """Who shows, by the hand's options and by each earlier rule of who shows that they
+    lack (``PokerGame.earlier_rules``: those pay alike)."""
+    rules = [{}] + [rule for rule in PokerGame.earlier_rules
+                    if not any(name in state.options for name in rule)]
+    return [shown_seats(replace(state, options={**state.options, **rule}), awards)
+            for rule in rules]
 
 
 def _uncontested(state: HandState, award: PotAwarded) -> str | None:
@@ -67,23 +136,6 @@ def _ended(state: HandState, ended: HandEnded) -> str | None:
     if dict(ended.stacks) != stacks or dict(ended.net) != net:
         return (f"the hand ends with stacks {dict(ended.stacks)}, where its bets and pots "
                 f"leave {stacks}")
-    return None
-
-
-def _rejudged(state: HandState, shown: ShowdownEvaluated, paid: list[PotAwarded]) -> str | None:
-    cards = {s.seat: s.cards for s in state.in_hand()}
-    cards.update({hand["seat"]: tuple(hand["cards"]) for hand in shown.hands})
-    mucked = set(state.source.get("mucked", ()))
-    judge_name = engine.variant_of(state).judge
-    judged = {seat: judge(judge_name, held, state.board) for seat, held in cards.items()
-              if seat not in mucked and not any(card.startswith(UNREAD) for card in held)}
-    try:
-        due = awarded(state, judge_name, judged)
-    except ValueError:
-        return "a pot is paid that no hand shown could win"
-    if due != paid:
-        return (f"the pots paid, {[dict(p.shares) for p in paid]}, are not what the hands "
-                f"shown make, {[dict(p.shares) for p in due]}")
     return None
 
 

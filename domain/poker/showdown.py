@@ -47,13 +47,24 @@ def showdown(state: HandState, judge_name: str) -> list[Event]:
     judged = {s.seat: judge(judge_name, s.cards, state.board) for s in state.in_hand()
               if s.seat not in mucked}
     awards = awarded(state, judge_name, judged)
+    return [evaluated(state, judge_name, judged, shown_seats(state, awards)), *awards]
+
+
+def shown_seats(state: HandState, awards: list[PotAwarded]) -> list[int]:
+    """The seats that show, in showdown order: every hand not mucked, or with
+    ``muck_losers`` the winners and the last to bet or raise."""
+    mucked = set(state.source.get("mucked", ()))
     winners = {int(seat) for award in awards for seat in award.shares}
     shows_anyway = (state.last_aggressor if state.options.get("last_bettor_shows", True)
                     else None)
-    shown = [seat for seat in showdown_order(state) if seat not in mucked and (
+    return [seat for seat in showdown_order(state) if seat not in mucked and (
         not state.options.get("muck_losers") or seat in winners or seat == shows_anyway)]
-    hands = tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT) for seat in shown)
-    return [ShowdownEvaluated(hands=hands), *awards]
+
+
+def evaluated(state: HandState, judge_name: str, judged: dict[int, Judgement],
+              seats: list[int]) -> ShowdownEvaluated:
+    return ShowdownEvaluated(hands=tuple(_shown(state, seat, judged[seat], judge_name in SPLIT_POT)
+                                         for seat in seats))
 
 
 def awarded(state: HandState, judge_name: str, judged: dict[int, Judgement]) -> list[PotAwarded]:

@@ -1,0 +1,93 @@
+"""The verifier's payout check (``domain.poker.payout``) against histories an operator
+edited: each edit below pays or shows what the rules do not, and fails from the history of
+a reader who can tell (everything else a forger re-chains and re-signs)."""
+
+from functools import reduce
+
+import pytest
+
+from domain.commands import Showdown
+from domain.poker import engine
+from domain.poker.payout import payout_problem
+from domain.views import Viewer
+from tests.poker.play import act, start, viewed
+
+OUTSIDER = Viewer("admin")
+
+
+def ended(moves, **options):
+    """Three players, seat 1 on the button, ``moves`` ((seat, type, amount)...) to the end
+    of the hand (a showdown settled): its events and the hand at the end."""
+    state, events = start([1000] * 3, button=1, **options)
+    for seat, move, amount in moves:
+        state, more = act(state, seat, move, amount)
+        events += more
+    if state.status == "showdown_pending":
+        more = engine.decide(state, Showdown())
+        state, events = reduce(engine.evolve, more, state), events + more
+    assert state.status == "ended"
+    return events, state
+
+
+CHECKED_DOWN = [(2, "check", None), (3, "check", None), (1, "check", None), (2, "draw", None),
+                (3, "draw", None), (1, "draw", None), (2, "check", None), (3, "check", None),
+                (1, "check", None)]
+
+
+def history(events, state, viewer=OUTSIDER):
+    return viewed(events, viewer, state)
+
+
+def data(history, kind):
+    return next(e["data"] for e in history if e["type"] == kind)
+
+
+def test_the_hands_as_played_pass_from_every_reader():
+    for moves, options in ((CHECKED_DOWN, {}), (CHECKED_DOWN, {"muck_losers": True}),
+                           ([(2, "bet", 25), (3, "fold", None), (1, "fold", None)], {})):
+        events, state = ended(moves, **options)
+        for viewer in [OUTSIDER] + [Viewer("player", s, f"id{s}") for s in (1, 2, 3)]:
+            assert payout_problem(history(events, state, viewer)) is None
+
+
+@pytest.mark.parametrize("edit", ["fewer cards", "a card twice"])
+def test_a_hand_shown_that_is_not_all_of_its_cards_each_once_fails(edit):
+    events, state = ended(CHECKED_DOWN)
+    edited = history(events, state)
+    hand = data(edited, "ShowdownEvaluated")["hands"][0]
+    hand["cards"] = hand["cards"][:3] if edit == "fewer cards" else [hand["cards"][0]] * 5
+    assert "not the 5 cards it holds" in payout_problem(edited)
+
+
+def test_a_hand_left_unshown_when_every_hand_shows_fails():
+    events, state = ended(CHECKED_DOWN)
+    edited = history(events, state)
+    shown = data(edited, "ShowdownEvaluated")
+    shown["hands"] = shown["hands"][1:]
+    assert "where the rules show seats" in payout_problem(edited)
+
+
+def test_a_hand_described_as_it_does_not_judge_fails():
+    events, state = ended(CHECKED_DOWN)
+    edited = history(events, state)
+    data(edited, "ShowdownEvaluated")["hands"][0]["category"] = "straight_flush"
+    assert "not described as they judge" in payout_problem(edited)
+
+
+def test_a_shown_card_that_the_reader_holds_fails_as_in_two_places():
+    events, state = ended(CHECKED_DOWN)
+    edited = history(events, state, Viewer("player", 3, "id3"))
+    mine = state.seat(3).cards[0]
+    hand = next(h for h in data(edited, "ShowdownEvaluated")["hands"] if h["seat"] == 1)
+    hand["cards"][0] = mine
+    assert f"{mine} is in two places" in payout_problem(edited)
+
+
+def test_an_uncalled_bet_or_an_uncontested_pot_paid_to_another_seat_fails():
+    events, state = ended([(2, "bet", 25), (3, "fold", None), (1, "fold", None)])
+    returned = history(events, state)
+    data(returned, "BetReturned")["seat"] = 3
+    assert "not the bet nobody called" in payout_problem(returned)
+    paid = history(events, state)
+    data(paid, "PotAwarded")["shares"] = {"3": 75}
+    assert "an uncontested pot of 75" in payout_problem(paid)
