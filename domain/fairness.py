@@ -7,9 +7,10 @@ so ``python3 -m domain.fairness verify FILE --public-key KEY`` runs from a bare
 checkout. FILE is the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/
 history`` exactly as downloaded, by a player or by the auditor; KEY is the
 service's public key (``GET /v1/fairness``). Its exit status: 0 verified, 1 a check
-failed, 2 the file cannot be read, 3 partly verified (no receipt, as in a hand in
-progress; a hand imported from a document; the receipt's signature not checked, or only
-against the key the file names, which a forger would choose).
+failed, 2 the file cannot be read (or is no history, or the key given is no key), 3
+partly verified (no receipt, as in a hand in progress; a hand imported from a document;
+the receipt's signature not checked, or only against the key the file names, which a
+forger would choose).
 
 The algorithms (``ALGORITHMS`` says the same for ``GET /v1/fairness``):
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache, partial
@@ -606,8 +608,14 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, RecursionError) as error:
         print(_printable(f"cannot read {args.file}: {error}"), file=sys.stderr)
         return 2
-    if not isinstance(history, dict):
-        print(f"{args.file} is not a history (a JSON object with events)", file=sys.stderr)
+    events = history.get("events", []) if isinstance(history, dict) else None
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        print(f"{args.file} is not a history (a JSON object with a list of events)",
+              file=sys.stderr)
+        return 2
+    if args.public_key is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", args.public_key):
+        print(_printable(f"--public-key {args.public_key} is not an Ed25519 public key "
+                         "(64 hex digits)"), file=sys.stderr)
         return 2
     checks = verify_history(history, args.public_key)
     for check in checks:

@@ -520,6 +520,21 @@ def test_a_history_without_events_is_not_verified(tmp_path, text):
     assert result.returncode == 1 and "the history holds no events" in result.stdout
 
 
+@pytest.mark.parametrize("text", ["[]", '{"events": "x"}', '{"events": [1, 2]}'])
+def test_a_file_that_is_no_history_cannot_be_read(tmp_path, text):
+    (tmp_path / "odd.json").write_text(text)
+    result = verify(tmp_path / "odd.json")
+    assert result.returncode == 2 and "is not a history" in result.stderr, result.stderr
+    assert "Error" not in result.stdout + result.stderr
+
+
+def test_a_public_key_that_is_no_key_is_named_so(tmp_path):
+    (tmp_path / "empty.json").write_text("{}")
+    result = verify(tmp_path / "empty.json", "--public-key", "nothex")
+    assert result.returncode == 2, result.stdout
+    assert "--public-key nothex is not an Ed25519 public key" in result.stderr
+
+
 def test_a_file_nested_past_what_json_reads_is_unreadable_not_a_traceback(tmp_path):
     (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
     result = verify(tmp_path / "deep.json")

@@ -163,6 +163,8 @@ def test_a_body_not_sent_as_json_gets_415_and_makes_nothing(client, fake_backend
     response = client.post("/v1/tables", data='{"game": "five-card-draw"}', headers=headers)
     problem = assert_problem(response, 415, "unsupported_media_type")
     assert "Content-Type: application/json" in problem["detail"]
+    assert problem["detail"].endswith(f"(this one came as {content_type})" if content_type
+                                      else "(this one came with no Content-Type)")
     assert fake_backend.redis.dbsize() == 0
 
 
@@ -210,6 +212,8 @@ def test_a_body_not_sent_as_json_to_a_route_that_reads_none_gets_415(client, tab
     response = client.get(f"/v1/tables/{table['id']}", data="limit=5", headers=headers)
     problem = assert_problem(response, 415, "unsupported_media_type")
     assert "reads no request body" in problem["detail"]
+    came = f"as {content_type}" if content_type else "with no Content-Type"
+    assert f"(this one came {came})" in problem["detail"]
 
 
 def test_a_compressed_body_to_a_route_that_reads_none_gets_415(client, table):

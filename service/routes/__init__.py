@@ -99,7 +99,7 @@ def refuse_stray_body(asked: Request) -> None:
     coding = content_coding(asked)
     if (coding or not asked.is_json) and read_body(asked):
         came = (f"with Content-Encoding {shown(coding)}" if coding
-                else f"as {asked.mimetype or 'no Content-Type'}")
+                else f"as {asked.mimetype}" if asked.mimetype else "with no Content-Type")
         raise ApiError(415, "unsupported_media_type", f"{asked.method} {shown(asked.path, 128)} "
                        "reads no request body, and one not sent as uncompressed JSON is refused "
                        f"(this one came {came}); send none")
@@ -185,9 +185,9 @@ def body(schema: Schema) -> dict:
                        f"uncompressed: Content-Encoding {shown(coding)} is not taken",
                        headers={"Accept-Encoding": "identity"})  # RFC 7694
     if not asked.is_json and data:
+        came = f"as {asked.mimetype}" if asked.mimetype else "with no Content-Type"
         raise ApiError(415, "unsupported_media_type", "the request body must be JSON, sent "
-                       "with Content-Type: application/json (this one came as "
-                       f"{asked.mimetype or 'no Content-Type'})")
+                       f"with Content-Type: application/json (this one came {came})")
     if not data:
         return schema.load({})
     try:
