@@ -1,10 +1,14 @@
 """A hand's payout, checked from its history as any viewer holds it, without the seed.
 
-The events are replayed as facts (``evolve``): the hand's start (seats, stacks, button,
-options) and the bets as they record them, which the audit checks against the table and
-the rules. A card this viewer may not read stands as a placeholder, which the bookkeeping
-carries and no judging reads. Then:
+The events are replayed as facts (``evolve``), from the hand's start (seats, stacks,
+button, options) as it records it, which the audit checks against the table. A card this
+viewer may not read stands as a placeholder, which the bookkeeping carries and no judging
+reads. Then:
 
+* each player's move is one the rules allow of the seat awaited, as they make it (a bet
+  its amounts, a call the amount owed; a draw as many cards received as thrown), and the
+  seat the rules name acts after it (who opens a round, and the cards dealt, are as
+  recorded: the audit decides those again);
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
 * at the showdown every hand shown is all of its seat's cards, each once, no card is in two
@@ -25,11 +29,13 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from domain.events import (BetReturned, HandEnded, HandStarted, PotAwarded, ShowdownEvaluated,
-                           event_from_dict)
+from domain.commands import Act
+from domain.errors import DomainError
+from domain.events import (ActionOn, BetReturned, ChipsBought, Event, HandEnded, HandStarted,
+                           PotAwarded, ShowdownEvaluated, event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
-from domain.poker import engine
+from domain.poker import betting, engine
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
@@ -50,22 +56,61 @@ def payout_problem(events: list[dict]) -> str | None:
         return f"the hand's game, {facts[0].game!r}, is not a game this verifier knows"
     state, shown = engine.initial_state({"game": facts[0].game, "options": facts[0].options}), False
     for position, fact in enumerate(facts):
-        problem = None
-        if isinstance(fact, BetReturned) and fact != engine.uncalled(state):
-            problem = f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called"
-        elif isinstance(fact, ShowdownEvaluated):
-            shown = True
-            problem = _rejudged(state, fact, [f for f in facts[position:]
-                                              if isinstance(f, PotAwarded)])
-        elif isinstance(fact, PotAwarded) and fact.reason == "uncontested":
-            problem = _uncontested(state, fact)
-        elif isinstance(fact, PotAwarded) and not shown:
-            problem = "a pot is paid at a showdown that no ShowdownEvaluated records"
-        elif isinstance(fact, HandEnded):
-            problem = _ended(state, fact)
+        shown = shown or isinstance(fact, ShowdownEvaluated)
+        problem = (_move_problem(state, fact, facts[position + 1:position + 2])
+                   or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
+    return None
+
+
+def _paid_problem(state: HandState, fact: Event, later: list[Event], shown: bool) -> str | None:
+    """A chip paid out other than the rules pay it (``later``: this fact and those after)."""
+    if isinstance(fact, BetReturned) and fact != engine.uncalled(state):
+        return f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called"
+    if isinstance(fact, ShowdownEvaluated):
+        return _rejudged(state, fact, [f for f in later if isinstance(f, PotAwarded)])
+    if isinstance(fact, PotAwarded) and fact.reason == "uncontested":
+        return _uncontested(state, fact)
+    if isinstance(fact, PotAwarded) and not shown:
+        return "a pot is paid at a showdown that no ShowdownEvaluated records"
+    if isinstance(fact, HandEnded):
+        return _ended(state, fact)
+    return None
+
+
+def _move_problem(state: HandState, fact: Event, following: list[Event]) -> str | None:
+    """A player's move out of turn, or not as the rules make it (a draw: as many cards
+    received as thrown, and no more than the table allows), or who acts after it not the
+    one the rules name."""
+    move = PokerGame.replay_command(fact, "")
+    if not isinstance(move, Act):
+        return None
+    drawing = state.status == "drawing"
+    if move.seat not in state.awaiting or drawing != (move.type == "draw"):
+        return f"seat {move.seat} moves ({move.type}) where the hand awaits seats " + (
+            f"{list(state.awaiting)} to {'draw' if drawing else 'bet'}")
+    if drawing:
+        thrown, received = len(fact.discarded), len(fact.received)
+        if thrown != received or thrown > state.options.get("max_discard", thrown):
+            return f"seat {move.seat} throws {thrown} cards and receives {received}"
+    else:
+        try:
+            due = betting.action_event(state, state.seat(move.seat), move.type, move.amount)
+        except DomainError as refused:
+            return f"{fact.type} is not a move the rules allow: {refused.message}"
+        if due != fact:
+            return f"{fact.type} is not what the rules make of a {move.type}"
+        if isinstance(fact, ChipsBought):
+            return None  # still this seat's turn
+    after = engine.evolve(state, fact)
+    turn = (after.next_seat(move.seat, lambda s: s.in_hand and not s.acted) if drawing
+            else betting.next_to_act(after, move.seat))
+    if turn is not None and following != [ActionOn(seats=(turn,))]:
+        return f"after seat {move.seat}'s {move.type} the rules have seat {turn} act"
+    if turn is None and following and isinstance(following[0], ActionOn):
+        return f"after seat {move.seat}'s {move.type} the rules close the round"
     return None
 
 

@@ -91,3 +91,32 @@ def test_an_uncalled_bet_or_an_uncontested_pot_paid_to_another_seat_fails():
     paid = history(events, state)
     data(paid, "PotAwarded")["shares"] = {"3": 75}
     assert "an uncontested pot of 75" in payout_problem(paid)
+
+
+BET_CALLED = [(2, "bet", 25), (3, "call", None), (1, "call", None), (2, "draw", None),
+              (3, "draw", None), (1, "draw", None), (2, "check", None), (3, "check", None),
+              (1, "check", None)]
+
+
+def edited(kind, index=0, **fields):
+    """The outsider's history of BET_CALLED with the ``index``-th event of ``kind`` changed."""
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    [e["data"] for e in history if e["type"] == kind][index].update(fields)
+    return payout_problem(history)
+
+
+def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
+    assert "moves (check) where the hand awaits seats [1]" in edited("PlayerChecked", 2, seat=3)
+    assert "PlayerCalled is not what the rules make of a call" in edited(
+        "PlayerCalled", to=5, added=5)
+    assert "BetPlaced is not a move the rules allow" in edited("BetPlaced", to=500, added=500)
+
+
+def test_a_turn_passed_to_another_seat_or_a_draw_of_more_than_thrown_fails():
+    assert "after seat 2's bet the rules have seat 3 act" in edited("ActionOn", 1, seats=[1])
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    drawn = next(e["data"] for e in history if e["type"] == "CardsDrawn")
+    drawn["received"] = drawn["received"] + [{"commitment": "00" * 32}]
+    assert "throws 0 cards and receives 1" in payout_problem(history)
