@@ -184,15 +184,23 @@ def _advance(emit: _Emitter) -> None:
             emit(StreetStarted(street=number, kind="deal"))
             deal = dealing.deal_street if isinstance(street, Deal) else dealing.deal_board
             emit(*deal(emit.state, street))
-        elif isinstance(street, Draw):
-            emit(StreetStarted(street=number, kind="draw"))
-            return emit(ActionOn(seats=(state.next_seat(state.button, lambda s: s.in_hand),)))
         else:
-            emit(StreetStarted(street=number, kind="bet"))
-            first = openers.opener(emit.state, _opener_rule(emit.state, street))
-            if first is not None and not betting.round_complete(emit.state):
+            emit(StreetStarted(street=number, kind="draw" if isinstance(street, Draw) else "bet"))
+            first = first_to_act(emit.state)
+            if first is not None:
                 return emit(ActionOn(seats=(first,)))
             _close_round(emit)
+
+
+def first_to_act(state: HandState) -> int | None:
+    """Who acts first on a draw or betting street just started: at the draw the first
+    player still in left of the button; in a betting round its opener, unless nobody has
+    a bet to make (None: the round closes at once)."""
+    street = variant_of(state).streets[state.street]
+    if isinstance(street, Draw):
+        return state.next_seat(state.button, lambda s: s.in_hand)
+    first = openers.opener(state, _opener_rule(state, street))
+    return first if first is not None and not betting.round_complete(state) else None
 
 
 def _opener_rule(state: HandState, street: Bet) -> str:

@@ -7,8 +7,8 @@ reads. Then:
 
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
   its amounts, a call the amount owed; a draw as many cards received as thrown), and the
-  seat the rules name acts after it (who opens a round, and the cards dealt, are as
-  recorded: the audit decides those again);
+  seat the rules name acts after it, and each round opens with the seat the rules name
+  (the cards dealt are as recorded: the audit decides those again);
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
 * at the showdown every hand shown is all of its seat's cards, each once, no card is in two
@@ -32,7 +32,7 @@ from typing import Any
 from domain.commands import Act
 from domain.errors import DomainError
 from domain.events import (ActionOn, BetReturned, ChipsBought, Event, HandEnded, HandStarted,
-                           PotAwarded, ShowdownEvaluated, event_from_dict)
+                           PotAwarded, ShowdownEvaluated, StreetStarted, event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
 from domain.poker import betting, engine
@@ -58,10 +58,24 @@ def payout_problem(events: list[dict]) -> str | None:
     for position, fact in enumerate(facts):
         shown = shown or isinstance(fact, ShowdownEvaluated)
         problem = (_move_problem(state, fact, facts[position + 1:position + 2])
+                   or _opening_problem(state, fact, facts[position - 1] if position else None)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
+    return None
+
+
+def _opening_problem(state: HandState, fact: Event, previous: Event | None) -> str | None:
+    """Right after a draw or betting street starts: its first to act, as the rules name
+    them, or the round closed at once where nobody has a bet to make."""
+    if not (isinstance(previous, StreetStarted) and previous.kind in ("draw", "bet")):
+        return None
+    first = engine.first_to_act(state)
+    due = ActionOn(seats=(first,)) if first is not None else None
+    if (fact if isinstance(fact, ActionOn) else None) != due:
+        return (f"the rules have seat {first} act first on street {previous.street}"
+                if first is not None else f"the rules close round {previous.street} at once")
     return None
 
 

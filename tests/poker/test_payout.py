@@ -113,7 +113,8 @@ def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
     assert "BetPlaced is not a move the rules allow" in edited("BetPlaced", to=500, added=500)
 
 
-def test_a_turn_passed_to_another_seat_or_a_draw_of_more_than_thrown_fails():
+def test_a_turn_given_to_another_seat_or_a_draw_of_more_than_thrown_fails():
+    assert "the rules have seat 2 act first on street 1" in edited("ActionOn", 0, seats=[1])
     assert "after seat 2's bet the rules have seat 3 act" in edited("ActionOn", 1, seats=[1])
     events, state = ended(BET_CALLED)
     history = viewed(events, OUTSIDER, state)
