@@ -2,7 +2,7 @@
 
 Everything here is the standard library only (the Ed25519 signature check uses
 the ``cryptography`` package when it is installed and says so when it is not; the
-payout check judges the hands shown with the poker engine, ``domain.poker.payout``),
+rules check replays the hand with the poker engine, ``domain.poker.replayed``),
 so ``python3 -m domain.fairness verify FILE --public-key KEY`` runs from a bare
 checkout. FILE is the JSON body of ``GET /v1/tables/{table_id}/hands/{hand_no}/
 history`` exactly as downloaded, by a player or by the auditor; KEY is the
@@ -261,11 +261,11 @@ def verify_history(history: dict, public_key: str | None = None,
     ``"skipped": true`` for one this history cannot support). ``data_json``: for each
     event, the canonical JSON of its data where the caller holds it (``envelope_hash``).
     ``rules_replayed``: the caller decides every move again by the rules (the audit), which
-    pays each pot again from every hand, so the payout check is left out."""
+    pays each pot again from every hand, so the rules check, a lesser copy, is left out."""
     events = history.get("events") or []
     checks = [("hash_chain", partial(_hash_chain, data_json=data_json)),
               ("commitments", _commitments), ("shown_hands", _shown_hands),
-              *([] if rules_replayed else [("payout", _payout)]),
+              *([] if rules_replayed else [("rules", _rules)]),
               ("seed_commitment", _seed), ("deck", _deck), ("receipt", _receipt)]
     results = []
     for name, check in checks:
@@ -374,14 +374,15 @@ def _shown_hands(_history, events, _key) -> str:
     return f"{len(shown)} shown hands match the cards committed to them"
 
 
-def _payout(_history, events, _key) -> str:
-    from domain.poker.payout import payout_problem  # here: the engine imports this module
+def _rules(_history, events, _key) -> str:
+    from domain.poker.replayed import rules_problem  # here: the engine imports this module
     if not any(event["type"] == "HandEnded" for event in events):
         raise Skipped("the hand has not ended")
-    problem = payout_problem(events)
+    problem = rules_problem(events)
     if problem:
         raise Problem(problem)
-    return "each pot went to the best hand shown for it, and the stacks are what the bets make"
+    return ("the moves, the hands shown and the pots are as the rules make them, and the "
+            "stacks as the bets and pots leave them")
 
 
 def _check_held(event: dict, cards: set | None) -> None:

@@ -327,7 +327,7 @@ def test_downloaded_histories_pass_the_verifier(client, fake_backend, table, tmp
     result = verify(path, "--public-key", public_key)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   receipt: signed receipt" in result.stdout
-    assert "ok   payout: each pot went to the best hand shown" in result.stdout
+    assert "ok   rules: the moves, the hands shown and the pots are as the rules make them" in result.stdout
     assert result.stdout.endswith("\nverified\n")
     if who == "auditor":
         assert "ok   deck: the deck matches the seeds" in result.stdout
@@ -370,7 +370,7 @@ def rechained(events: list[dict]) -> list[dict]:
     return events
 
 
-def test_an_operator_who_re_signs_a_pot_paid_to_a_losing_hand_fails_the_payout(
+def test_an_operator_who_re_signs_a_pot_paid_to_a_losing_hand_fails_the_rules_check(
         client, fake_backend, table, tmp_path):
     """The operator holds the signing key, so a receipt proves only what was signed: a
     player's verifier judges the hands shown again and finds the pot paid to a loser."""
@@ -393,7 +393,7 @@ def test_an_operator_who_re_signs_a_pot_paid_to_a_losing_hand_fails_the_payout(
     result = verify(tmp_path / "paid.json", "--public-key", keys.public_key)
     assert result.returncode == 1, result.stdout
     assert "ok   receipt" in result.stdout and "ok   shown_hands" in result.stdout
-    assert "FAIL payout: event" in result.stdout
+    assert "FAIL rules: event" in result.stdout
     assert "are not what the hands shown make" in result.stdout
 
 

@@ -13,7 +13,7 @@ from domain import fairness
 from domain.cards import STANDARD_DECK, codes
 from domain.options import resolve_options
 from domain.poker import engine
-from domain.poker.payout import payout_problem
+from domain.poker.replayed import rules_problem
 from domain.poker.spec import Board, Deal
 from domain.poker.variants import VARIANTS
 from domain.views import Viewer, hidden_values, visible_openings
@@ -125,12 +125,12 @@ def projected(event: Event, viewer: Viewer, state) -> dict:
             "openings": {p: openings[p] for p in visible_openings(event, viewer, state)}}
 
 
-def payout_problems(events: list[Event]) -> dict[Viewer, str]:
-    """What the verifier's payout check finds wrong with a finished hand, by viewer: from
+def rules_problems(events: list[Event]) -> dict[Viewer, str]:
+    """What the verifier's rules check finds wrong with a finished hand, by viewer: from
     each player's history and from an outsider's (empty: nothing)."""
     started = events[0]
     state = reduce(engine.evolve, events,
                    engine.initial_state({"game": started.game, "options": started.options}))
     viewers = [Viewer("player", s.seat, s.player_id) for s in state.seats] + [Viewer("admin")]
-    found = {viewer: payout_problem(viewed(events, viewer, state)) for viewer in viewers}
+    found = {viewer: rules_problem(viewed(events, viewer, state)) for viewer in viewers}
     return {viewer: problem for viewer, problem in found.items() if problem}

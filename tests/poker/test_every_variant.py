@@ -2,7 +2,7 @@
 
 For every hand: chips are conserved at every step; no card is ever in two places;
 replaying the events gives the live state; the verifier's account of dealing
-(``fairness.dealt_in_order``) takes off the stub every card the engine dealt, and its payout
+(``fairness.dealt_in_order``) takes off the stub every card the engine dealt, and its rules
 check passes from every player's history and an outsider's; every event
 that holds no dict reads back from its stored form (canonical JSON) exactly as it was
 decided, types and all (so the writer's cache may keep it as decided: ``holds_dicts``);
@@ -29,7 +29,7 @@ from domain import fairness
 from domain.events import BoardDealt, CardsDealt, CardsDrawn, event_from_dict, holds_dicts
 from domain.poker import engine
 from domain.poker.variants import VARIANTS
-from tests.poker.play import payout_problems, start, table_events
+from tests.poker.play import rules_problems, start, table_events
 
 HANDS = int(os.environ.get("CARDROOM_PROPERTY_HANDS", "60"))
 ACTIONS = ("check", "call", "bet", "raise", "fold", "draw", "bring_in", "complete", "add_chips")
@@ -86,7 +86,7 @@ def play_checked(game, options, stacks, rng):
             assert holds_dicts(type(event)) or repr(stored) == repr(event), (event, stored)
     checks = audit_hand(1, events, at_table, seed)
     assert all(c["ok"] for c in checks), checks
-    assert not payout_problems(events)
+    assert not rules_problems(events)
     as_history = [{"type": e.type, "data": e.to_dict(), "version": n}
                   for n, e in enumerate(events, start=1)]
     assert fairness.dealt_in_order(events[0].deck, as_history) == sum(

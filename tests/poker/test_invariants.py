@@ -13,9 +13,9 @@ from domain.audit import audit_hand
 from domain.cards import STANDARD_DECK, codes
 from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
 from domain.poker import engine
-from domain.poker.payout import payout_problem
+from domain.poker.replayed import rules_problem
 from domain.views import Viewer, view_hand, visible_openings
-from tests.poker.play import (payout_problems, play_out, projected, start, table_events,
+from tests.poker.play import (rules_problems, play_out, projected, start, table_events,
                               viewed)
 
 hands = st.fixed_dictionaries({
@@ -87,32 +87,32 @@ def test_players_never_see_other_players_down_cards_the_deck_or_the_seed(case):
 @settings(max_examples=60, deadline=None)
 @given(hands)
 def test_every_viewer_finds_each_pot_paid_as_the_hands_they_can_read_make_it(case):
-    """The verifier's payout check passes every finished hand from each player's history
+    """The verifier's rules check passes every finished hand from each player's history
     and an outsider's, and finds a pot paid to another seat."""
     _, events, _, final = played(case)
-    assert not payout_problems(events)
+    assert not rules_problems(events)
     history = viewed(events, Viewer("admin"), final)
     pot = next(e["data"] for e in history if e["type"] == "PotAwarded")
     other = next(s.seat for s in final.seats if s.seat not in pot["winners"])
     pot.update(winners=[other], shares={str(other): pot["amount"]})
-    assert payout_problem(history) is not None
+    assert rules_problem(history) is not None
 
 
-def test_the_payout_check_finds_a_showdown_left_out_and_a_pot_left_unpaid():
+def test_the_rules_check_finds_a_showdown_left_out_and_a_pot_left_unpaid():
     """An edited history that pays a showdown's pots without its ShowdownEvaluated, or pays
-    nothing and ends with the stacks the bets leave, fails the payout check."""
+    nothing and ends with the stacks the bets leave, fails the rules check."""
     cases = ({"stacks": [400, 300, 200], "seed": "ef" * 32, "moves": moves, "all_in": "side_pots",
               "structure": "house"} for moves in range(100))
     events, final = next((events, final) for _, events, _, final in map(played, cases)
                          if any(e.type == "ShowdownEvaluated" for e in events))
     history = viewed(events, Viewer("admin"), final)
     left_out = [e for e in history if e["type"] != "ShowdownEvaluated"]
-    assert "no ShowdownEvaluated records" in payout_problem(left_out)
+    assert "no ShowdownEvaluated records" in rules_problem(left_out)
     unpaid = [e for e in history if e["type"] not in ("ShowdownEvaluated", "PotAwarded")]
     ended = unpaid[-1]["data"]
     ended["stacks"] = {str(s.seat): s.stack - sum(
         p["shares"].get(str(s.seat), 0) for p in final.pots_awarded) for s in final.seats}
-    assert "in the pot unpaid" in payout_problem(unpaid)
+    assert "in the pot unpaid" in rules_problem(unpaid)
 
 
 def _checkpoints(events, states):

@@ -34,7 +34,7 @@ from domain.commands import Act, Showdown
 from domain.events import BlindPosted, BringInPosted, HandEnded, PotAwarded
 from domain.poker import engine
 
-from tests.poker.play import act, payout_problems, play_out, start
+from tests.poker.play import act, rules_problems, play_out, start
 from tests.poker.pokerkit_bridge import Divergence
 from tests.poker.test_crosscheck_pokerkit import hand
 
@@ -174,7 +174,7 @@ def test_pokerkit_hands_import_to_pokerkit_stacks(code):
 def test_published_hands_replay_to_their_recorded_stacks(name, scale, stacks):
     text = (DATA / f"{name}.phh").read_text()
     imported = phh.import_hand(text, 1)  # raises phh_stacks_mismatch where they differ
-    assert not payout_problems(imported.events)
+    assert not rules_problems(imported.events)
     assert imported.events[0].source.get("scale", 1) == scale
     ours = [chips / scale for _, chips in sorted(imported.events[-1].stacks.items())]
     if stacks is not None:
@@ -310,7 +310,7 @@ def test_a_hand_mucked_at_the_showdown_concedes_and_is_never_shown():
     (evaluated,) = [e for e in imported.events if e.type == "ShowdownEvaluated"]
     assert [h["seat"] for h in evaluated.hands] == [2]
     assert imported.events[-1].stacks == {"1": 98, "2": 102, "3": 100}
-    assert not payout_problems(imported.events)  # p1's own history judges p2's hand alone
+    assert not rules_problems(imported.events)  # p1's own history judges p2's hand alone
     assert '"p1 sm"' in phh.export(imported.events, {})
     with pytest.raises(phh.PhhRejected) as refused:
         phh.import_hand(MUCKED.replace('"p2 sm Kh3d"', '"p2 sm"'), 1)
@@ -435,7 +435,7 @@ def test_random_hands_export_and_import_again_to_their_stacks(game, options):
         imported = phh.import_hand(text, 1)
         assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
             events[-1].stacks[str(seat)] for seat in order], (game, number)
-        assert not payout_problems(imported.events), (game, number)
+        assert not rules_problems(imported.events), (game, number)
         bought += len(tomllib.loads(text).get("_chips_bought", []))
     assert bought > 0 if options.get("all_in") == "forbidden" else bought == 0
 
@@ -465,7 +465,7 @@ def test_a_hand_played_by_rules_its_variant_code_lacks_is_written_under_variant_
         imported = phh.import_hand(text, 1)
         assert [imported.events[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
             events[-1].stacks[str(seat)] for seat in order], (game, number)
-        assert not payout_problems(imported.events), (game, number)
+        assert not rules_problems(imported.events), (game, number)
 
 
 @pytest.mark.parametrize("rule, code", [("full", None), ("posted", "NT")])

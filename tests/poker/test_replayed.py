@@ -1,4 +1,4 @@
-"""The verifier's payout check (``domain.poker.payout``) against histories an operator
+"""The verifier's rules check (``domain.poker.replayed``) against histories an operator
 edited: each edit below pays or shows what the rules do not, and fails from the history of
 a reader who can tell (everything else a forger re-chains and re-signs)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from domain.commands import Showdown
 from domain.poker import engine
-from domain.poker.payout import payout_problem
+from domain.poker.replayed import rules_problem
 from domain.views import Viewer
 from tests.poker.play import act, start, viewed
 
@@ -47,7 +47,7 @@ def test_the_hands_as_played_pass_from_every_reader():
                            ([(2, "bet", 25), (3, "fold", None), (1, "fold", None)], {})):
         events, state = ended(moves, **options)
         for viewer in [OUTSIDER] + [Viewer("player", s, f"id{s}") for s in (1, 2, 3)]:
-            assert payout_problem(history(events, state, viewer)) is None
+            assert rules_problem(history(events, state, viewer)) is None
 
 
 @pytest.mark.parametrize("edit", ["fewer cards", "a card twice"])
@@ -56,7 +56,7 @@ def test_a_hand_shown_that_is_not_all_of_its_cards_each_once_fails(edit):
     edited = history(events, state)
     hand = data(edited, "ShowdownEvaluated")["hands"][0]
     hand["cards"] = hand["cards"][:3] if edit == "fewer cards" else [hand["cards"][0]] * 5
-    assert "not the 5 cards it holds" in payout_problem(edited)
+    assert "not the 5 cards it holds" in rules_problem(edited)
 
 
 def test_a_hand_left_unshown_when_every_hand_shows_fails():
@@ -64,14 +64,14 @@ def test_a_hand_left_unshown_when_every_hand_shows_fails():
     edited = history(events, state)
     shown = data(edited, "ShowdownEvaluated")
     shown["hands"] = shown["hands"][1:]
-    assert "where the rules show seats" in payout_problem(edited)
+    assert "where the rules show seats" in rules_problem(edited)
 
 
 def test_a_hand_described_as_it_does_not_judge_fails():
     events, state = ended(CHECKED_DOWN)
     edited = history(events, state)
     data(edited, "ShowdownEvaluated")["hands"][0]["category"] = "straight_flush"
-    assert "not described as they judge" in payout_problem(edited)
+    assert "not described as they judge" in rules_problem(edited)
 
 
 def test_a_shown_card_that_the_reader_holds_fails_as_in_two_places():
@@ -80,17 +80,17 @@ def test_a_shown_card_that_the_reader_holds_fails_as_in_two_places():
     mine = state.seat(3).cards[0]
     hand = next(h for h in data(edited, "ShowdownEvaluated")["hands"] if h["seat"] == 1)
     hand["cards"][0] = mine
-    assert f"{mine} is in two places" in payout_problem(edited)
+    assert f"{mine} is in two places" in rules_problem(edited)
 
 
 def test_an_uncalled_bet_or_an_uncontested_pot_paid_to_another_seat_fails():
     events, state = ended([(2, "bet", 25), (3, "fold", None), (1, "fold", None)])
     returned = history(events, state)
     data(returned, "BetReturned")["seat"] = 3
-    assert "not the bet nobody called" in payout_problem(returned)
+    assert "not the bet nobody called" in rules_problem(returned)
     paid = history(events, state)
     data(paid, "PotAwarded")["shares"] = {"3": 75}
-    assert "an uncontested pot of 75" in payout_problem(paid)
+    assert "an uncontested pot of 75" in rules_problem(paid)
 
 
 BET_CALLED = [(2, "bet", 25), (3, "call", None), (1, "call", None), (2, "draw", None),
@@ -103,7 +103,7 @@ def edited(kind, index=0, **fields):
     events, state = ended(BET_CALLED)
     history = viewed(events, OUTSIDER, state)
     [e["data"] for e in history if e["type"] == kind][index].update(fields)
-    return payout_problem(history)
+    return rules_problem(history)
 
 
 def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
@@ -120,4 +120,4 @@ def test_a_turn_given_to_another_seat_or_a_draw_of_more_than_thrown_fails():
     history = viewed(events, OUTSIDER, state)
     drawn = next(e["data"] for e in history if e["type"] == "CardsDrawn")
     drawn["received"] = drawn["received"] + [{"commitment": "00" * 32}]
-    assert "throws 0 cards and receives 1" in payout_problem(history)
+    assert "throws 0 cards and receives 1" in rules_problem(history)

@@ -1,4 +1,5 @@
-"""A hand's payout, checked from its history as any viewer holds it, without the seed.
+"""A hand replayed by the rules from its history as any reader holds it, without the seed
+(the verifier's ``rules`` check).
 
 The events are replayed as facts (``evolve``), from the hand's start (seats, stacks,
 button, options) as it records it, which the audit checks against the table. A card this
@@ -45,7 +46,7 @@ from domain.poker.variants import VARIANTS
 UNREAD = "?"  # a placeholder: "?" and the commitment of the card it stands for
 
 
-def payout_problem(events: list[dict]) -> str | None:
+def rules_problem(events: list[dict]) -> str | None:
     """What is wrong with the pots and the final stacks of a history's ``events`` (their
     hidden values opened where its viewer may read them), or None."""
     facts = [event_from_dict(e["type"], _readable(e["data"], e.get("openings") or {}))
