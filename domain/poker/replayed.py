@@ -47,8 +47,8 @@ UNREAD = "?"  # a placeholder: "?" and the commitment of the card it stands for
 
 
 def rules_problem(events: list[dict]) -> str | None:
-    """What is wrong with the pots and the final stacks of a history's ``events`` (their
-    hidden values opened where its viewer may read them), or None."""
+    """The first thing in a history's ``events`` (their hidden values opened where its
+    reader may read them) that the rules would not have made, or None."""
     facts = [event_from_dict(e["type"], _readable(e["data"], e.get("openings") or {}))
              for e in events]
     if not facts or not isinstance(facts[0], HandStarted):
