@@ -6,6 +6,9 @@ button, options) as it records it, which the audit checks against the table. A c
 viewer may not read stands as a placeholder, which the bookkeeping carries and no judging
 reads. Then:
 
+* the antes and blinds are the ones the rules post, each street starts in the variant's
+  order once the round before it has closed, and each round closes with the pot its bets
+  make;
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
   its amounts, a call the amount owed; a draw as many cards received as thrown), and the
   seat the rules name acts after it, and each round opens with the seat the rules name
@@ -32,14 +35,17 @@ from typing import Any
 
 from domain.commands import Act
 from domain.errors import DomainError
-from domain.events import (ActionOn, BetReturned, ChipsBought, Event, HandEnded, HandStarted,
-                           PotAwarded, ShowdownEvaluated, StreetStarted, event_from_dict)
+from domain.events import (ActionOn, BetReturned, BettingRoundClosed, ChipsBought, Event,
+                           HandEnded, HandStarted, PotAwarded, ShowdownEvaluated, StreetStarted,
+                           event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
 from domain.poker import betting, engine
+from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
+from domain.poker.spec import Bet, Draw
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 
@@ -60,10 +66,36 @@ def rules_problem(events: list[dict]) -> str | None:
         shown = shown or isinstance(fact, ShowdownEvaluated)
         problem = (_move_problem(state, fact, facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
+                   or _street_problem(state, fact)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
+        if position == 0:
+            posted = forced_bets(state, engine.variant_of(state).forced)
+            if facts[1:1 + len(posted)] != posted:
+                return (f"event {events[0]['version']}: the antes and blinds posted after it "
+                        "are not the ones the rules post for its seats, stacks, button and "
+                        "options")
+    return None
+
+
+def _street_problem(state: HandState, fact: Event) -> str | None:
+    """A street started out of the variant's order, before its round closed or with one
+    player left; a round closed with another pot than its bets make."""
+    if isinstance(fact, BettingRoundClosed):
+        due = BettingRoundClosed(street=state.street, pot=state.pot)
+        return None if fact == due else f"round {fact.street} closes with a pot of {due.pot}"
+    if not isinstance(fact, StreetStarted):
+        return None
+    streets = engine.variant_of(state).streets
+    number = state.street + 1
+    kind = ("showdown" if number == len(streets) else "bet" if isinstance(streets[number], Bet)
+            else "draw" if isinstance(streets[number], Draw) else "deal")
+    if (fact.street, fact.kind) != (number, kind) or state.awaiting or len(state.in_hand()) < 2:
+        return (f"street {fact.street} ({fact.kind}) starts where the rules have street "
+                f"{number} ({kind}), with seats {list(state.awaiting)} awaited and "
+                f"{len(state.in_hand())} players in")
     return None
 
 
