@@ -7,8 +7,8 @@ viewer may not read stands as a placeholder, which the bookkeeping carries and n
 reads. Then:
 
 * the antes and blinds are the ones the rules post, each street starts in the variant's
-  order once the round before it has closed, and each round closes with the pot its bets
-  make;
+  order once the round before it has closed, deals as many cards as it deals, to players
+  still in, and each round closes with the pot its bets make;
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
   its amounts, a call the amount owed; a draw as many cards received as thrown), and the
   seat the rules name acts after it, and each round opens with the seat the rules name
@@ -35,9 +35,9 @@ from typing import Any
 
 from domain.commands import Act
 from domain.errors import DomainError
-from domain.events import (ActionOn, BetReturned, BettingRoundClosed, ChipsBought, Event,
-                           HandEnded, HandStarted, PotAwarded, ShowdownEvaluated, StreetStarted,
-                           event_from_dict)
+from domain.events import (ActionOn, BetReturned, BettingRoundClosed, BoardDealt, CardsDealt,
+                           ChipsBought, Event, HandEnded, HandStarted, PotAwarded,
+                           ShowdownEvaluated, StreetStarted, event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
 from domain.poker import betting, engine
@@ -45,7 +45,7 @@ from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
-from domain.poker.spec import Bet, Draw
+from domain.poker.spec import Bet, Board, Deal, Draw
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 
@@ -66,7 +66,7 @@ def rules_problem(events: list[dict]) -> str | None:
         shown = shown or isinstance(fact, ShowdownEvaluated)
         problem = (_move_problem(state, fact, facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
-                   or _street_problem(state, fact)
+                   or _street_problem(state, fact) or _deal_problem(state, fact)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
@@ -78,6 +78,19 @@ def rules_problem(events: list[dict]) -> str | None:
                         "are not the ones the rules post for its seats, stacks, button and "
                         "options")
     return None
+
+
+def _deal_problem(state: HandState, fact: Event) -> str | None:
+    """Cards dealt in another number than the street deals, or to a seat not in."""
+    if not isinstance(fact, (CardsDealt, BoardDealt)):
+        return None
+    street = engine.variant_of(state).streets[state.street]
+    if isinstance(fact, CardsDealt):
+        due = (street.up if fact.face_up else street.down) if isinstance(street, Deal) else -1
+        dealt = len(fact.cards) == due and state.seat(fact.seat).in_hand
+    else:  # the board's, or the one common card of a stud street the stub cannot deal
+        dealt = len(fact.cards) == (street.cards if isinstance(street, Board) else 1)
+    return None if dealt else f"{fact.type} deals {len(fact.cards)} cards on street {state.street}"
 
 
 def _street_problem(state: HandState, fact: Event) -> str | None:

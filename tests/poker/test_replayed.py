@@ -123,8 +123,13 @@ def test_a_turn_given_to_another_seat_or_a_draw_of_more_than_thrown_fails():
     assert "throws 0 cards and receives 1" in rules_problem(history)
 
 
-def test_an_ante_a_street_or_a_round_that_the_rules_do_not_make_fails():
+def test_an_ante_a_street_a_deal_or_a_round_that_the_rules_do_not_make_fails():
     assert "the antes and blinds posted after it are not" in edited("AntePosted", amount=5)
     assert "street 2 (bet) starts where the rules have street 1 (bet)" in edited(
         "StreetStarted", 1, street=2)
     assert "round 1 closes with a pot of 150" in edited("BettingRoundClosed", pot=15)
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    dealt = next(e["data"] for e in history if e["type"] == "CardsDealt")
+    dealt["cards"] = dealt["cards"] + [{"commitment": "00" * 32}]
+    assert "CardsDealt deals 6 cards on street 0" in rules_problem(history)
