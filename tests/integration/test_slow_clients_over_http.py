@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import threading
 import time
@@ -115,9 +116,7 @@ def test_past_its_bound_an_address_is_refused_at_once_and_other_addresses_are_se
     try:
         with ExitStack() as held:
             for _ in range(2):  # two bodies begun and never finished: two threads held
-                sock = held.enter_context(socket.create_connection(
-                    ("127.0.0.1", server.port), timeout=SOCKET_TIMEOUT))
-                sock.sendall(CREATE + b'{"game": ')
+                held.enter_context(body_begun(server.port))
             status, headers, body = first_answer(server.port, lambda s: s == 429)
             assert status == 429, (status, body[:300], server.log())
             problem = json.loads(body)
@@ -138,6 +137,20 @@ def test_past_its_bound_an_address_is_refused_at_once_and_other_addresses_are_se
             assert first_answer(server.port, lambda s: True)[0] == 429, server.log()
     finally:
         server.stop()
+
+
+def body_begun(port: int, attempts: int = 50) -> socket.socket:
+    """A connection whose request body never ends, a thread of the server held by it: made
+    again while the server refuses it at once (the readiness check's connection, answered,
+    counts against the address until the server has closed it, up to 2 s)."""
+    for _ in range(attempts):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=SOCKET_TIMEOUT)
+        sock.sendall(CREATE + b'{"game": ')
+        if not select.select([sock], [], [], 0.5)[0]:  # no answer: the server holds it
+            return sock
+        sock.close()
+        time.sleep(0.05)
+    raise AssertionError("the server refused every connection")
 
 
 def first_answer(port: int, wanted, attempts: int = 100) -> tuple[int, dict[str, str], bytes]:
