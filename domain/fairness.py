@@ -276,8 +276,9 @@ def verify_history(history: dict, public_key: str | None = None,
             results.append({"name": name, "ok": True, "skipped": True, "detail": str(reason)})
         except Problem as problem:
             results.append({"name": name, "ok": False, "detail": str(problem)})
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError,
-                RecursionError) as error:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration,
+                RecursionError, RuntimeError) as error:  # RuntimeError: a StopIteration in a
+            # generator, from events no engine would make (a card dealt to a seat twice)
             results.append({"name": name, "ok": False,
                             "detail": f"malformed history: {type(error).__name__}: {error}"})
     return results

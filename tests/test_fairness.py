@@ -495,6 +495,18 @@ def test_a_draw_that_commits_to_a_card_the_seat_threw_away_fails_the_verifier(
     assert f"event {drawn['version']}: CardsDrawn's held is not" in checks["shown_hands"]["detail"]
 
 
+def test_a_draw_that_receives_fewer_cards_than_it_throws_fails_and_crashes_nothing(
+        client, fake_backend, table):
+    history = seat_2_draws_one_to_the_showdown(client, fake_backend, table, table["auditor"])
+    drawn = next(e for e in history["events"] if e["type"] == "CardsDrawn")
+    drawn["data"]["received"], drawn["openings"] = [], {
+        p: o for p, o in drawn["openings"].items() if not p.startswith("/received/")}
+    rechained(history["events"])
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert not checks["deck"]["ok"] and not checks["rules"]["ok"], checks
+    assert "throws 1 cards and receives 0" in checks["rules"]["detail"]
+
+
 def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_verifier(
         client, fake_backend, table):
     """A rewritten showdown in which seat 2 shows a card it discarded at the draw is not

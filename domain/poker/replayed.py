@@ -8,11 +8,13 @@ reads. Then:
 
 * the antes and blinds are the ones the rules post, each street starts in the variant's
   order once the round before it has closed, deals as many cards as it deals, to players
-  still in, and each round closes with the pot its bets make;
+  still in, and each round closes once nobody has a bet to make, the bet nobody called
+  given back, with the pot its bets make;
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
-  its amounts, a call the amount owed; a draw as many cards received as thrown), and the
-  seat the rules name acts after it, and each round opens with the seat the rules name
-  (the cards dealt are as recorded: the audit decides those again);
+  its amounts, a call the amount owed; a draw as many cards received as thrown, of cards
+  the seat holds where the reader can tell), and the seat the rules name acts after it;
+  each round opens with the seat the rules name, and no other turn is given (the cards
+  dealt are as recorded: the audit decides those again);
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
 * at the showdown every hand shown is all of its seat's cards, each once, no card is in two
@@ -97,6 +99,10 @@ def _street_problem(state: HandState, fact: Event) -> str | None:
     """A street started out of the variant's order, before its round closed or with one
     player left; a round closed with another pot than its bets make."""
     if isinstance(fact, BettingRoundClosed):
+        if state.status != "betting" or not betting.round_complete(state) or (
+                engine.uncalled(state) is not None):
+            return (f"round {fact.street} closes with seats {betting.waiting_on(state)} to act "
+                    "or a bet nobody called not given back")
         due = BettingRoundClosed(street=state.street, pot=state.pot)
         return None if fact == due else f"round {fact.street} closes with a pot of {due.pot}"
     if not isinstance(fact, StreetStarted):
@@ -114,8 +120,13 @@ def _street_problem(state: HandState, fact: Event) -> str | None:
 
 def _opening_problem(state: HandState, fact: Event, previous: Event | None) -> str | None:
     """Right after a draw or betting street starts: its first to act, as the rules name
-    them, or the round closed at once where nobody has a bet to make."""
+    them, or the round closed at once where nobody has a bet to make. Any other turn is
+    one the move before it gave (``_move_problem``)."""
     if not (isinstance(previous, StreetStarted) and previous.kind in ("draw", "bet")):
+        moved = PokerGame.replay_command(previous, "") if previous else None
+        given = isinstance(moved, Act) and not isinstance(previous, ChipsBought)
+        if isinstance(fact, ActionOn) and not given:
+            return f"seats {list(fact.seats)} are given a turn the rules do not give"
         return None
     first = engine.first_to_act(state)
     due = ActionOn(seats=(first,)) if first is not None else None
@@ -130,6 +141,8 @@ def _paid_problem(state: HandState, fact: Event, later: list[Event], shown: bool
     if isinstance(fact, BetReturned) and fact != engine.uncalled(state):
         return f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called"
     if isinstance(fact, ShowdownEvaluated):
+        if state.status != "showdown_pending":
+            return "a showdown before the last round has closed"
         return _rejudged(state, fact, [f for f in later if isinstance(f, PotAwarded)])
     if isinstance(fact, PotAwarded) and fact.reason == "uncontested":
         return _uncontested(state, fact)
@@ -155,6 +168,10 @@ def _move_problem(state: HandState, fact: Event, following: list[Event]) -> str 
         thrown, received = len(fact.discarded), len(fact.received)
         if thrown != received or thrown > state.options.get("max_discard", thrown):
             return f"seat {move.seat} throws {thrown} cards and receives {received}"
+        held = state.seat(move.seat).cards
+        if len(set(fact.discarded)) < thrown or any(
+                card not in held for card in fact.discarded if not card.startswith(UNREAD)):
+            return f"seat {move.seat} throws cards it does not hold, or one twice"
     else:
         try:
             due = betting.action_event(state, state.seat(move.seat), move.type, move.amount)

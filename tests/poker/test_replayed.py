@@ -133,3 +133,33 @@ def test_an_ante_a_street_a_deal_or_a_round_that_the_rules_do_not_make_fails():
     dealt = next(e["data"] for e in history if e["type"] == "CardsDealt")
     dealt["cards"] = dealt["cards"] + [{"commitment": "00" * 32}]
     assert "CardsDealt deals 6 cards on street 0" in rules_problem(history)
+
+
+def test_a_turn_the_rules_do_not_give_a_round_closed_early_or_a_bet_kept_fails():
+    events, state = ended(BET_CALLED)
+    stray = viewed(events, OUTSIDER, state)
+    at = next(i for i, e in enumerate(stray) if e["type"] == "PlayerCalled")
+    stray.insert(at + 2, {"type": "ActionOn", "version": 0, "data": {"seats": [2]},
+                          "openings": {}})  # after the turn the call gave
+    assert "seats [2] are given a turn the rules do not give" in rules_problem(stray)
+    early = viewed(events, OUTSIDER, state)
+    bet = next(i for i, e in enumerate(early) if e["type"] == "BetPlaced")
+    closed = next(e for e in early if e["type"] == "BettingRoundClosed")
+    del early[bet + 1:early.index(closed)]  # the calls gone, and the turns after the bet
+    early.insert(bet + 1, {"type": "ActionOn", "version": 0, "data": {"seats": [3]},
+                           "openings": {}})
+    assert "round 1 closes with seats [1, 3] to act" in rules_problem(early)
+    events, state = ended([(2, "bet", 25), (3, "fold", None), (1, "fold", None)])
+    kept = [e for e in viewed(events, OUTSIDER, state) if e["type"] != "BetReturned"]
+    assert "a bet nobody called not given back" in rules_problem(kept)
+
+
+def test_a_draw_of_a_card_the_seat_does_not_hold_fails_for_its_player():
+    events, state = ended([(2, "check", None), (3, "check", None), (1, "check", None),
+                           (2, "draw", None), (3, "draw", None), (1, "draw", None),
+                           (2, "check", None), (3, "check", None), (1, "check", None)])
+    history = viewed(events, Viewer("player", 2, "id2"), state)
+    drawn = next(e for e in history if e["type"] == "CardsDrawn" and e["data"]["seat"] == 2)
+    mine = state.seat(3).cards[0]  # not seat 2's
+    drawn["data"].update(discarded=[mine], received=[mine])
+    assert "seat 2 throws cards it does not hold" in rules_problem(history)
