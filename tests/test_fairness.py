@@ -327,7 +327,8 @@ def test_downloaded_histories_pass_the_verifier(client, fake_backend, table, tmp
     result = verify(path, "--public-key", public_key)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok   receipt: signed receipt" in result.stdout
-    assert "ok   rules: the moves, the hands shown and the pots are as the rules make them" in result.stdout
+    assert "ok   rules: the moves, the hands shown and the pots are as the rules make" in (
+        result.stdout)
     assert result.stdout.endswith("\nverified\n")
     if who == "auditor":
         assert "ok   deck: the deck matches the seeds" in result.stdout

@@ -106,6 +106,16 @@ def edited(kind, index=0, **fields):
     return rules_problem(history)
 
 
+def one_card_more(kind, field):
+    """What the check finds in the outsider's history of BET_CALLED given one card more in
+    the first ``kind``'s ``field``."""
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    data = next(e["data"] for e in history if e["type"] == kind)
+    data[field] = data[field] + [{"commitment": "00" * 32}]
+    return rules_problem(history)
+
+
 def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
     assert "moves (check) where the hand awaits seats [1]" in edited("PlayerChecked", 2, seat=3)
     assert "PlayerCalled is not what the rules make of a call" in edited(
@@ -116,11 +126,7 @@ def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
 def test_a_turn_given_to_another_seat_or_a_draw_of_more_than_thrown_fails():
     assert "the rules have seat 2 act first on street 1" in edited("ActionOn", 0, seats=[1])
     assert "after seat 2's bet the rules have seat 3 act" in edited("ActionOn", 1, seats=[1])
-    events, state = ended(BET_CALLED)
-    history = viewed(events, OUTSIDER, state)
-    drawn = next(e["data"] for e in history if e["type"] == "CardsDrawn")
-    drawn["received"] = drawn["received"] + [{"commitment": "00" * 32}]
-    assert "throws 0 cards and receives 1" in rules_problem(history)
+    assert "throws 0 cards and receives 1" in one_card_more("CardsDrawn", "received")
 
 
 def test_an_ante_a_street_a_deal_or_a_round_that_the_rules_do_not_make_fails():
@@ -128,11 +134,7 @@ def test_an_ante_a_street_a_deal_or_a_round_that_the_rules_do_not_make_fails():
     assert "street 2 (bet) starts where the rules have street 1 (bet)" in edited(
         "StreetStarted", 1, street=2)
     assert "round 1 closes with a pot of 150" in edited("BettingRoundClosed", pot=15)
-    events, state = ended(BET_CALLED)
-    history = viewed(events, OUTSIDER, state)
-    dealt = next(e["data"] for e in history if e["type"] == "CardsDealt")
-    dealt["cards"] = dealt["cards"] + [{"commitment": "00" * 32}]
-    assert "CardsDealt deals 6 cards on street 0" in rules_problem(history)
+    assert "CardsDealt deals 6 cards on street 0" in one_card_more("CardsDealt", "cards")
 
 
 def test_a_turn_the_rules_do_not_give_a_round_closed_early_or_a_bet_kept_fails():
