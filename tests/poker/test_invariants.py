@@ -15,7 +15,7 @@ from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
 from domain.poker import engine
 from domain.poker.replayed import rules_problem
 from domain.views import Viewer, view_hand, visible_openings
-from tests.poker.play import (rules_problems, play_out, projected, start, table_events,
+from tests.poker.play import (play_out, projected, rules_problems, start, table_events,
                               viewed)
 
 hands = st.fixed_dictionaries({

@@ -34,7 +34,7 @@ from domain.commands import Act, Showdown
 from domain.events import BlindPosted, BringInPosted, HandEnded, PotAwarded
 from domain.poker import engine
 
-from tests.poker.play import act, rules_problems, play_out, start
+from tests.poker.play import act, play_out, rules_problems, start
 from tests.poker.pokerkit_bridge import Divergence
 from tests.poker.test_crosscheck_pokerkit import hand
 
