@@ -277,8 +277,8 @@ def verify_history(history: dict, public_key: str | None = None,
         except Problem as problem:
             results.append({"name": name, "ok": False, "detail": str(problem)})
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration,
-                RecursionError, RuntimeError) as error:  # RuntimeError: a StopIteration in a
-            # generator, from events no engine would make (a card dealt to a seat twice)
+                ArithmeticError, RecursionError, RuntimeError) as error:  # from events and
+            # options no engine would make (RuntimeError: a generator's StopIteration)
             results.append({"name": name, "ok": False,
                             "detail": f"malformed history: {type(error).__name__}: {error}"})
     return results

@@ -508,6 +508,15 @@ def test_a_draw_that_receives_fewer_cards_than_it_throws_fails_and_crashes_nothi
     assert "throws 1 cards and receives 0" in checks["rules"]["detail"]
 
 
+def test_options_no_engine_would_take_fail_the_rules_check_without_a_traceback(
+        client, fake_backend, table):
+    history = seat_2_draws_one_to_the_showdown(client, fake_backend, table, table["players"][1])
+    history["events"][0]["data"]["options"]["bet_unit"] = 0
+    rechained(history["events"])
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert not checks["rules"]["ok"] and "ZeroDivisionError" in checks["rules"]["detail"]
+
+
 def test_a_shown_card_the_seat_threw_away_or_a_deck_left_unopened_fails_the_verifier(
         client, fake_backend, table):
     """A rewritten showdown in which seat 2 shows a card it discarded at the draw is not

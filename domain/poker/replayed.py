@@ -7,9 +7,10 @@ viewer may not read stands as a placeholder, which the bookkeeping carries and n
 reads. Then:
 
 * the antes and blinds are the ones the rules post, each street starts in the variant's
-  order once the round before it has closed, deals as many cards as it deals, to players
-  still in, and each round closes once nobody has a bet to make, the bet nobody called
-  given back, with the pot its bets make;
+  order once the round before it has closed; a deal street deals as the rules deal it (as
+  many cards to each player still in, from the dealer's left, the stub reshuffled where it
+  runs short) and no other street deals; each round closes once nobody has a bet to make,
+  the bet nobody called given back just then, with the pot its bets make;
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
   its amounts, a call the amount owed; a draw as many cards received as thrown, of cards
   the seat holds where the reader can tell), and the seat the rules name acts after it;
@@ -35,19 +36,20 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from domain.cards import codes
 from domain.commands import Act
 from domain.errors import DomainError
 from domain.events import (ActionOn, BetReturned, BettingRoundClosed, BoardDealt, CardsDealt,
-                           ChipsBought, Event, HandEnded, HandStarted, PotAwarded,
-                           ShowdownEvaluated, StreetStarted, event_from_dict)
+                           CardsDrawn, ChipsBought, Event, HandEnded, HandStarted, PotAwarded,
+                           ShowdownEvaluated, StreetStarted, StubReshuffled, event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
-from domain.poker import betting, engine
+from domain.poker import betting, dealing, engine
 from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
-from domain.poker.spec import Bet, Board, Deal, Draw
+from domain.poker.spec import Bet, Deal, Draw
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 
@@ -63,12 +65,16 @@ def rules_problem(events: list[dict]) -> str | None:
         return "the hand does not begin with HandStarted"
     if facts[0].game not in VARIANTS:
         return f"the hand's game, {facts[0].game!r}, is not a game this verifier knows"
-    state, shown = engine.initial_state({"game": facts[0].game, "options": facts[0].options}), False
+    state, shown, dealing_until = engine.initial_state(
+        {"game": facts[0].game, "options": facts[0].options}), False, 0
     for position, fact in enumerate(facts):
+        fact = _counted(state, fact)
         shown = shown or isinstance(fact, ShowdownEvaluated)
         problem = (_move_problem(state, fact, facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
-                   or _street_problem(state, fact) or _deal_problem(state, fact)
+                   or _street_problem(state, fact)
+                   or _undue_deal(state, fact, facts[position + 1:position + 2],
+                                  position <= dealing_until)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
@@ -79,20 +85,61 @@ def rules_problem(events: list[dict]) -> str | None:
                 return (f"event {events[0]['version']}: the antes and blinds posted after it "
                         "are not the ones the rules post for its seats, stacks, button and "
                         "options")
+        if isinstance(fact, StreetStarted) and fact.kind == "deal":
+            due = _dealt_by_rules(state)
+            if [_shape(f) for f in facts[position + 1:position + 1 + len(due)]] != [
+                    _shape(e) for e in due]:
+                return (f"event {events[position]['version']}: street {fact.street} is not "
+                        "dealt as the rules deal it: to each player still in, from the "
+                        "dealer's left, as many cards as it deals")
+            dealing_until = position + len(due)
     return None
 
 
-def _deal_problem(state: HandState, fact: Event) -> str | None:
-    """Cards dealt in another number than the street deals, or to a seat not in."""
-    if not isinstance(fact, (CardsDealt, BoardDealt)):
-        return None
-    street = engine.variant_of(state).streets[state.street]
-    if isinstance(fact, CardsDealt):
-        due = (street.up if fact.face_up else street.down) if isinstance(street, Deal) else -1
-        dealt = len(fact.cards) == due and state.seat(fact.seat).in_hand
-    else:  # the board's, or the one common card of a stud street the stub cannot deal
-        dealt = len(fact.cards) == (street.cards if isinstance(street, Board) else 1)
-    return None if dealt else f"{fact.type} deals {len(fact.cards)} cards on street {state.street}"
+def _counted(state: HandState, fact: Event) -> Event:
+    """A deck or reshuffled stub this reader may not read, as as many placeholders as it
+    has cards (which every reader can count), so that dealing from it deals as the rules
+    do."""
+    if isinstance(fact, HandStarted) and isinstance(fact.deck, str):
+        return replace(fact, deck=tuple(f"{fact.deck}-{i}"
+                                        for i in range(len(VARIANTS[fact.game].deck))))
+    if isinstance(fact, StubReshuffled) and isinstance(fact.cards, str):
+        size = len(state.deck) + len(state.mucked)
+        return replace(fact, cards=tuple(f"{fact.cards}-{i}" for i in range(size)))
+    return fact
+
+
+def _dealt_by_rules(state: HandState) -> list[Event]:
+    """How the street just started deals: as many cards to whom, reshuffling where. The
+    cards are stand-ins (any cards, as many as the stub and the muck hold)."""
+    variant = engine.variant_of(state)
+    street, stand_ins = variant.streets[state.street], codes(variant.deck)
+    size = len(state.deck)
+    state = replace(state, deck=tuple(stand_ins[:size]), reshuffle_key="",
+                    mucked=tuple(stand_ins[size:size + len(state.mucked)]))
+    deal = dealing.deal_street if isinstance(street, Deal) else dealing.deal_board
+    return deal(state, street)
+
+
+def _shape(event: Event) -> tuple:
+    if isinstance(event, CardsDealt):
+        return type(event), event.seat, len(event.cards), event.face_up
+    if isinstance(event, BoardDealt):
+        return type(event), len(event.cards)
+    return (type(event),)
+
+
+def _undue_deal(state: HandState, fact: Event, following: list[Event], dealing_now: bool,
+                ) -> str | None:
+    """Cards dealt, or the stub reshuffled, where the rules do neither: outside a deal
+    street, a reshuffle only just before a draw the stub is too short for."""
+    if isinstance(fact, (CardsDealt, BoardDealt)) and not dealing_now:
+        return f"{fact.type} deals cards where the rules deal none"
+    if isinstance(fact, StubReshuffled) and not dealing_now and not (
+            following and isinstance(following[0], CardsDrawn) and state.mucked
+            and len(following[0].discarded) > len(state.deck)):
+        return "the stub is reshuffled where the rules do not reshuffle it"
+    return None
 
 
 def _street_problem(state: HandState, fact: Event) -> str | None:
@@ -138,8 +185,11 @@ def _opening_problem(state: HandState, fact: Event, previous: Event | None) -> s
 
 def _paid_problem(state: HandState, fact: Event, later: list[Event], shown: bool) -> str | None:
     """A chip paid out other than the rules pay it (``later``: this fact and those after)."""
-    if isinstance(fact, BetReturned) and fact != engine.uncalled(state):
-        return f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called"
+    if isinstance(fact, BetReturned) and (
+            fact != engine.uncalled(state) or not betting.round_complete(state)
+            or not isinstance(later[1] if len(later) > 1 else None, BettingRoundClosed)):
+        return (f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called as "
+                "the round closes")
     if isinstance(fact, ShowdownEvaluated):
         if state.status != "showdown_pending":
             return "a showdown before the last round has closed"

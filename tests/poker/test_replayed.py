@@ -134,7 +134,33 @@ def test_an_ante_a_street_a_deal_or_a_round_that_the_rules_do_not_make_fails():
     assert "street 2 (bet) starts where the rules have street 1 (bet)" in edited(
         "StreetStarted", 1, street=2)
     assert "round 1 closes with a pot of 150" in edited("BettingRoundClosed", pot=15)
-    assert "CardsDealt deals 6 cards on street 0" in one_card_more("CardsDealt", "cards")
+    assert "street 0 is not dealt as the rules deal it" in one_card_more("CardsDealt", "cards")
+
+
+def test_a_street_dealt_otherwise_or_cards_dealt_where_none_are_fails():
+    """Hold'em: a seat dealt its hole cards twice, and a board card dealt with the hole
+    cards or on a betting round."""
+    events, state = ended([(1, "fold", None), (2, "call", None), (3, "check", None)] + [
+        (seat, "check", None) for _ in range(3) for seat in (2, 3)], game="texas-holdem")
+    history = viewed(events, OUTSIDER, state)
+    dealt = next(i for i, e in enumerate(history) if e["type"] == "CardsDealt")
+    twice = history[:dealt + 1] + [history[dealt]] + history[dealt + 1:]
+    assert "street 0 is not dealt as the rules deal it" in rules_problem(twice)
+    board = {"type": "BoardDealt", "version": 0, "data": {"cards": ["2c"]}, "openings": {}}
+    with_hole_cards = history[:dealt + 1] + [board] + history[dealt + 1:]
+    assert "street 0 is not dealt as the rules deal it" in rules_problem(with_hole_cards)
+    betting = next(i for i, e in enumerate(history) if e["type"] == "PlayerCalled")
+    on_a_bet = history[:betting] + [board] + history[betting:]
+    assert "BoardDealt deals cards where the rules deal none" in rules_problem(on_a_bet)
+
+
+def test_a_bet_given_back_before_its_round_closes_fails():
+    events, state = ended([(2, "bet", 25), (3, "fold", None), (1, "fold", None)])
+    history = viewed(events, OUTSIDER, state)
+    returned = next(e for e in history if e["type"] == "BetReturned")
+    bet = next(i for i, e in enumerate(history) if e["type"] == "BetPlaced")
+    early = history[:bet + 2] + [returned] + [e for e in history[bet + 2:] if e is not returned]
+    assert "not the bet nobody called as the round closes" in rules_problem(early)
 
 
 def test_a_turn_the_rules_do_not_give_a_round_closed_early_or_a_bet_kept_fails():
