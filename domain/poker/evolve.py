@@ -186,3 +186,4 @@ _APPLY = {
     BetReturned: _returned, BettingRoundClosed: _round_closed, ShowdownEvaluated: _evaluated,
     PotAwarded: _awarded, HandEnded: _ended,
 }
+HAND_EVENTS = frozenset(_APPLY)  # the events a hand is made of

@@ -6,11 +6,13 @@ button, options) as it records it, which the audit checks against the table. A c
 viewer may not read stands as a placeholder, which the bookkeeping carries and no judging
 reads. Then:
 
-* the antes and blinds are the ones the rules post, each street starts in the variant's
-  order once the round before it has closed; a deal street deals as the rules deal it (as
-  many cards to each player still in, from the dealer's left, the stub reshuffled where it
-  runs short) and no other street deals; each round closes once nobody has a bet to make,
-  the bet nobody called given back just then, with the pot its bets make;
+* the hand starts once, as dealt from seeds or as imported; its events are a hand's;
+* the antes and blinds are the ones the rules post, and none is posted later; each street
+  starts in the variant's order once the round before it has closed; a deal street deals
+  as the rules deal it (as many cards to each player still in, from the dealer's left, the
+  stub reshuffled where it runs short) and no other street deals; each round closes once
+  nobody has a bet to make, the bet nobody called given back just then, with the pot its
+  bets make;
 * each player's move is one the rules allow of the seat awaited, as they make it (a bet
   its amounts, a call the amount owed; a draw as many cards received as thrown, of cards
   the seat holds where the reader can tell), and the seat the rules name acts after it;
@@ -39,12 +41,14 @@ from typing import Any
 from domain.cards import codes
 from domain.commands import Act
 from domain.errors import DomainError
-from domain.events import (ActionOn, BetReturned, BettingRoundClosed, BoardDealt, CardsDealt,
-                           CardsDrawn, ChipsBought, Event, HandEnded, HandStarted, PotAwarded,
-                           ShowdownEvaluated, StreetStarted, StubReshuffled, event_from_dict)
+from domain.events import (ActionOn, AntePosted, BetReturned, BettingRoundClosed, BlindPosted,
+                           BoardDealt, CardsDealt, CardsDrawn, ChipsBought, Event, HandEnded,
+                           HandStarted, PotAwarded, ShowdownEvaluated, StreetStarted,
+                           StubReshuffled, event_from_dict)
 from domain.fairness import unseal
 from domain.frozen import replace
 from domain.poker import betting, dealing, engine
+from domain.poker.evolve import HAND_EVENTS
 from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
@@ -65,12 +69,13 @@ def rules_problem(events: list[dict]) -> str | None:
         return "the hand does not begin with HandStarted"
     if facts[0].game not in VARIANTS:
         return f"the hand's game, {facts[0].game!r}, is not a game this verifier knows"
-    state, shown, dealing_until = engine.initial_state(
-        {"game": facts[0].game, "options": facts[0].options}), False, 0
+    state, shown, dealing_until, posted_until = engine.initial_state(
+        {"game": facts[0].game, "options": facts[0].options}), False, 0, 0
     for position, fact in enumerate(facts):
         fact = _counted(state, fact)
         shown = shown or isinstance(fact, ShowdownEvaluated)
-        problem = (_move_problem(state, fact, facts[position + 1:position + 2])
+        problem = (_out_of_place(fact, position, posted_until)
+                   or _move_problem(state, fact, facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
                    or _street_problem(state, fact)
                    or _undue_deal(state, fact, facts[position + 1:position + 2],
@@ -81,6 +86,7 @@ def rules_problem(events: list[dict]) -> str | None:
         state = engine.evolve(state, fact)
         if position == 0:
             posted = forced_bets(state, engine.variant_of(state).forced)
+            posted_until = len(posted)
             if facts[1:1 + len(posted)] != posted:
                 return (f"event {events[0]['version']}: the antes and blinds posted after it "
                         "are not the ones the rules post for its seats, stacks, button and "
@@ -93,6 +99,21 @@ def rules_problem(events: list[dict]) -> str | None:
                         "dealt as the rules deal it: to each player still in, from the "
                         "dealer's left, as many cards as it deals")
             dealing_until = position + len(due)
+    return None
+
+
+def _out_of_place(fact: Event, position: int, posted_until: int) -> str | None:
+    """An event no hand is made of, a start anywhere but first, forced bets anywhere but
+    right after it, or a start that says both that its cards came from seeds and that the
+    hand was imported."""
+    if type(fact) not in HAND_EVENTS:
+        return f"{fact.type} is not an event of a hand"
+    if isinstance(fact, HandStarted) and (position or bool(fact.source) == bool(
+            fact.seed_commitment)):
+        return ("the hand starts again" if position else
+                "the hand is dealt from seeds and imported both, or neither")
+    if isinstance(fact, (AntePosted, BlindPosted)) and not 0 < position <= posted_until:
+        return f"{fact.type} where the rules post no forced bet"
     return None
 
 

@@ -191,3 +191,20 @@ def test_a_draw_of_a_card_the_seat_does_not_hold_fails_for_its_player():
     mine = state.seat(3).cards[0]  # not seat 2's
     drawn["data"].update(discarded=[mine], received=[mine])
     assert "seat 2 throws cards it does not hold" in rules_problem(history)
+
+
+def test_a_forced_bet_a_start_or_a_table_event_out_of_place_fails():
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    ante, start = (next(e for e in history if e["type"] == kind)
+                   for kind in ("AntePosted", "HandStarted"))
+    closed = next(i for i, e in enumerate(history) if e["type"] == "BettingRoundClosed")
+    assert "AntePosted where the rules post no forced bet" in rules_problem(
+        history[:closed] + [ante] + history[closed:])
+    assert "the hand starts again" in rules_problem(history[:closed] + [start] + history[closed:])
+    settled = {"type": "HandSettled", "version": 0, "openings": {},
+               "data": {"hand_no": 1, "stacks": {"1": 0}}}
+    assert "HandSettled is not an event of a hand" in rules_problem(
+        history[:closed] + [settled] + history[closed:])
+    start["data"]["source"] = {"format": "phh", "mucked": [1]}
+    assert "dealt from seeds and imported both" in rules_problem(history)
