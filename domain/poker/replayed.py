@@ -1,7 +1,7 @@
 """A hand replayed by the rules from its history as any reader holds it, without the seed
 (the verifier's ``rules`` check).
 
-The events are replayed as facts (``evolve``), from the hand's start (seats, stacks,
+The events are replayed as facts (``evolve``), from the hand's start (game, seats, stacks,
 button, options) as it records it, which the audit checks against the table. A card this
 viewer may not read stands as a placeholder, which the bookkeeping carries and no judging
 reads. Then:
@@ -13,11 +13,12 @@ reads. Then:
   stub reshuffled where it runs short) and no other street deals; each round closes once
   nobody has a bet to make, the bet nobody called given back just then, with the pot its
   bets make;
-* each player's move is one the rules allow of the seat awaited, as they make it (a bet
-  its amounts, a call the amount owed; a draw as many cards received as thrown, of cards
-  the seat holds where the reader can tell), and the seat the rules name acts after it;
-  each round opens with the seat the rules name, and no other turn is given (the cards
-  dealt are as recorded: the audit decides those again);
+* each player's move comes right after the turn given to them (or the chips they added),
+  and is one the rules allow, as they make it (a bet its amounts, a call the amount owed;
+  a draw as many cards received as thrown, of cards the seat holds where the reader can
+  tell), and the seat the rules name acts after it; each round opens with the seat the
+  rules name, and no other turn is given (the cards dealt are as recorded: the audit
+  decides those again);
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
 * at the showdown every hand shown is all of its seat's cards, each once, no card is in two
@@ -75,7 +76,8 @@ def rules_problem(events: list[dict]) -> str | None:
         fact = _counted(state, fact)
         shown = shown or isinstance(fact, ShowdownEvaluated)
         problem = (_out_of_place(fact, position, posted_until)
-                   or _move_problem(state, fact, facts[position + 1:position + 2])
+                   or _move_problem(state, fact, _before(facts, position),
+                                    facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
                    or _street_problem(state, fact)
                    or _undue_deal(state, fact, facts[position + 1:position + 2],
@@ -224,14 +226,27 @@ def _paid_problem(state: HandState, fact: Event, later: list[Event], shown: bool
     return None
 
 
-def _move_problem(state: HandState, fact: Event, following: list[Event]) -> str | None:
-    """A player's move out of turn, or not as the rules make it (a draw: as many cards
-    received as thrown, and no more than the table allows), or who acts after it not the
-    one the rules name."""
+def _before(facts: list[Event], position: int) -> Event | None:
+    """The event before ``position``, a reshuffle of the stub for a draw passed over."""
+    earlier = [f for f in facts[max(0, position - 2):position]
+               if not isinstance(f, StubReshuffled)]
+    return earlier[-1] if earlier else None
+
+
+def _move_problem(state: HandState, fact: Event, previous: Event | None,
+                  following: list[Event]) -> str | None:
+    """A player's move out of turn (not right after the turn given to them, or after the
+    chips they added), or not as the rules make it (a draw: as many cards received as
+    thrown, and no more than the table allows), or who acts after it not the one the
+    rules name."""
     move = PokerGame.replay_command(fact, "")
     if not isinstance(move, Act):
         return None
     drawing = state.status == "drawing"
+    given = (isinstance(previous, ActionOn) and move.seat in previous.seats
+             or isinstance(previous, ChipsBought) and previous.seat == move.seat)
+    if not given:
+        return f"seat {move.seat} moves ({move.type}) without a turn given to it"
     if move.seat not in state.awaiting or drawing != (move.type == "draw"):
         return f"seat {move.seat} moves ({move.type}) where the hand awaits seats " + (
             f"{list(state.awaiting)} to {'draw' if drawing else 'bet'}")

@@ -117,7 +117,7 @@ def one_card_more(kind, field):
 
 
 def test_a_move_out_of_turn_or_not_as_the_rules_make_it_fails():
-    assert "moves (check) where the hand awaits seats [1]" in edited("PlayerChecked", 2, seat=3)
+    assert "seat 3 moves (check) without a turn given to it" in edited("PlayerChecked", 2, seat=3)
     assert "PlayerCalled is not what the rules make of a call" in edited(
         "PlayerCalled", to=5, added=5)
     assert "BetPlaced is not a move the rules allow" in edited("BetPlaced", to=500, added=500)
@@ -208,3 +208,15 @@ def test_a_forced_bet_a_start_or_a_table_event_out_of_place_fails():
         history[:closed] + [settled] + history[closed:])
     start["data"]["source"] = {"format": "phh", "mucked": [1]}
     assert "dealt from seeds and imported both" in rules_problem(history)
+
+
+def test_a_move_with_no_turn_given_fails():
+    """The check that closed the last round, then a fold by the same seat: the winner's pot
+    would go to another."""
+    events, state = ended(CHECKED_DOWN)
+    history = viewed(events, OUTSIDER, state)
+    last = max(i for i, e in enumerate(history) if e["type"] == "PlayerChecked")
+    fold = {"type": "PlayerFolded", "version": 0, "openings": {},
+            "data": {"seat": history[last]["data"]["seat"]}}
+    assert "moves (fold) without a turn given to it" in rules_problem(
+        history[:last + 1] + [fold] + history[last + 1:])
