@@ -176,20 +176,29 @@ def _advance(emit: _Emitter) -> None:
         state = emit.state
         if len(state.in_hand()) == 1:
             return _award_uncontested(emit)
-        number = state.street + 1
-        if number == len(streets):
-            return emit(StreetStarted(street=number, kind="showdown"))
-        street = streets[number]
-        if isinstance(street, (Deal, Board)):
-            emit(StreetStarted(street=number, kind="deal"))
+        started = next_street(state)
+        emit(started)
+        if started.kind == "showdown":
+            return
+        if started.kind == "deal":
+            street = streets[started.street]
             deal = dealing.deal_street if isinstance(street, Deal) else dealing.deal_board
             emit(*deal(emit.state, street))
         else:
-            emit(StreetStarted(street=number, kind="draw" if isinstance(street, Draw) else "bet"))
             first = first_to_act(emit.state)
             if first is not None:
                 return emit(ActionOn(seats=(first,)))
             _close_round(emit)
+
+
+def next_street(state: HandState) -> StreetStarted:
+    """The street the hand goes on to: the variant's next, or the showdown after the last."""
+    streets, number = variant_of(state).streets, state.street + 1
+    if number == len(streets):
+        return StreetStarted(street=number, kind="showdown")
+    street = streets[number]
+    return StreetStarted(street=number, kind="deal" if isinstance(street, (Deal, Board))
+                         else "draw" if isinstance(street, Draw) else "bet")
 
 
 def first_to_act(state: HandState) -> int | None:
@@ -226,11 +235,15 @@ def uncalled(state: HandState) -> BetReturned | None:
 
 
 def _award_uncontested(emit: _Emitter) -> None:
-    (winner,) = emit.state.in_hand()
-    amount = emit.state.pot
-    emit(PotAwarded(pot=0, amount=amount, eligible=(winner.seat,), winners=(winner.seat,),
-                    shares={str(winner.seat): amount}, reason="uncontested"))
+    emit(uncontested(emit.state))
     _end(emit)
+
+
+def uncontested(state: HandState) -> PotAwarded:
+    """The whole pot to the one player left in."""
+    (winner,) = state.in_hand()
+    return PotAwarded(pot=0, amount=state.pot, eligible=(winner.seat,), winners=(winner.seat,),
+                      shares={str(winner.seat): state.pot}, reason="uncontested")
 
 
 def _showdown(state: HandState) -> list[Event]:
@@ -243,6 +256,10 @@ def _showdown(state: HandState) -> list[Event]:
 
 
 def _end(emit: _Emitter) -> None:
-    state = emit.state
-    emit(HandEnded(stacks={str(s.seat): s.stack for s in state.seats},
-                   net={str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats}))
+    emit(ended(emit.state))
+
+
+def ended(state: HandState) -> HandEnded:
+    """The hand's end: each seat's stack, and what it won or lost over the hand."""
+    return HandEnded(stacks={str(s.seat): s.stack for s in state.seats},
+                     net={str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats})

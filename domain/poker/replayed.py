@@ -54,7 +54,7 @@ from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
-from domain.poker.spec import Bet, Deal, Draw
+from domain.poker.spec import Deal
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 
@@ -177,13 +177,10 @@ def _street_problem(state: HandState, fact: Event) -> str | None:
         return None if fact == due else f"round {fact.street} closes with a pot of {due.pot}"
     if not isinstance(fact, StreetStarted):
         return None
-    streets = engine.variant_of(state).streets
-    number = state.street + 1
-    kind = ("showdown" if number == len(streets) else "bet" if isinstance(streets[number], Bet)
-            else "draw" if isinstance(streets[number], Draw) else "deal")
-    if (fact.street, fact.kind) != (number, kind) or state.awaiting or len(state.in_hand()) < 2:
+    due = engine.next_street(state)
+    if fact != due or state.awaiting or len(state.in_hand()) < 2:
         return (f"street {fact.street} ({fact.kind}) starts where the rules have street "
-                f"{number} ({kind}), with seats {list(state.awaiting)} awaited and "
+                f"{due.street} ({due.kind}), with seats {list(state.awaiting)} awaited and "
                 f"{len(state.in_hand())} players in")
     return None
 
@@ -328,22 +325,19 @@ def _showing(state: HandState, awards: list[PotAwarded]) -> list[list[int]]:
 
 def _uncontested(state: HandState, award: PotAwarded) -> str | None:
     left = [s.seat for s in state.in_hand()]
-    due = PotAwarded(pot=0, amount=state.pot, eligible=tuple(left), winners=tuple(left),
-                     shares={str(seat): state.pot for seat in left}, reason="uncontested")
-    if len(left) != 1 or award != due:
+    if len(left) != 1 or award != engine.uncontested(state):
         return (f"an uncontested pot of {award.amount} to seats {list(award.winners)}, with "
                 f"seats {left} in and {state.pot} in the pot")
     return None
 
 
 def _ended(state: HandState, ended: HandEnded) -> str | None:
-    stacks = {str(s.seat): s.stack for s in state.seats}
-    net = {str(s.seat): s.stack - s.starting_stack - s.bought for s in state.seats}
     if state.pot:
         return f"the hand ends with {state.pot} in the pot unpaid"
-    if dict(ended.stacks) != stacks or dict(ended.net) != net:
+    due = engine.ended(state)
+    if ended != due:
         return (f"the hand ends with stacks {dict(ended.stacks)}, where its bets and pots "
-                f"leave {stacks}")
+                f"leave {dict(due.stacks)}")
     return None
 
 
