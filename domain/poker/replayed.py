@@ -2,17 +2,18 @@
 (the verifier's ``rules`` check).
 
 The events are replayed as facts (``evolve``), from the hand's start (game, seats, stacks,
-button, options) as it records it, which the audit checks against the table. A card this
+button, options, an import's ``source``) as it records it, which the audit checks against
+the table. A card this
 viewer may not read stands as a placeholder, which the bookkeeping carries and no judging
 reads. Then:
 
 * the hand starts once, as dealt from seeds or as imported; its events are a hand's;
 * the antes and blinds are the ones the rules post, and none is posted later; each street
-  starts in the variant's order once the round before it has closed; a deal street deals
-  as the rules deal it (as many cards to each player still in, from the dealer's left, the
-  stub reshuffled where it runs short) and no other street deals; each round closes once
-  nobody has a bet to make, the bet nobody called given back just then, with the pot its
-  bets make;
+  starts in the variant's order once the round before it has closed, and none after the
+  showdown; a deal street deals as the rules deal it (as many cards to each player still
+  in, from the dealer's left, the stub reshuffled where it runs short) and no other street
+  deals; each round closes once, when nobody has a bet to make, the bet nobody called
+  given back just then, with the pot its bets make;
 * each player's move comes right after the turn given to them (or the chips they added),
   and is one the rules allow, as they make it (a bet its amounts, a call the amount owed;
   a draw as many cards received as thrown, of cards the seat holds where the reader can
@@ -21,7 +22,7 @@ reads. Then:
   decides those again);
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
-* at the showdown every hand shown is all of its seat's cards, each once, no card is in two
+* at the showdown (one) every hand shown is all of its seat's cards, each once, no card is in two
   hands or on the board too, and the seats that show are the ones the rules show (every
   hand not mucked; with ``muck_losers`` the winners and the last to bet or raise); each
   pot is judged again among the hands this viewer can read (the hands shown, and a
@@ -54,7 +55,7 @@ from domain.poker.forced import forced_bets
 from domain.poker.game import PokerGame
 from domain.poker.judging import judge
 from domain.poker.showdown import awarded, evaluated, shown_seats
-from domain.poker.spec import Deal
+from domain.poker.spec import Bet, Deal
 from domain.poker.state import HandState
 from domain.poker.variants import VARIANTS
 
@@ -72,6 +73,7 @@ def rules_problem(events: list[dict]) -> str | None:
         return f"the hand's game, {facts[0].game!r}, is not a game this verifier knows"
     state, shown, dealing_until, posted_until = engine.initial_state(
         {"game": facts[0].game, "options": facts[0].options}), False, 0, 0
+    closed: set[int] = set()  # the betting rounds closed so far
     for position, fact in enumerate(facts):
         fact = _counted(state, fact)
         shown = shown or isinstance(fact, ShowdownEvaluated)
@@ -79,13 +81,15 @@ def rules_problem(events: list[dict]) -> str | None:
                    or _move_problem(state, fact, _before(facts, position),
                                     facts[position + 1:position + 2])
                    or _opening_problem(state, fact, facts[position - 1] if position else None)
-                   or _street_problem(state, fact)
+                   or _street_problem(state, fact, closed)
                    or _undue_deal(state, fact, facts[position + 1:position + 2],
                                   position <= dealing_until)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
         state = engine.evolve(state, fact)
+        if isinstance(fact, BettingRoundClosed):
+            closed.add(fact.street)
         if position == 0:
             posted = forced_bets(state, engine.variant_of(state).forced)
             posted_until = len(posted)
@@ -165,10 +169,14 @@ def _undue_deal(state: HandState, fact: Event, following: list[Event], dealing_n
     return None
 
 
-def _street_problem(state: HandState, fact: Event) -> str | None:
-    """A street started out of the variant's order, before its round closed or with one
-    player left; a round closed with another pot than its bets make."""
+def _street_problem(state: HandState, fact: Event, closed: set[int]) -> str | None:
+    """A street started out of the variant's order, after the showdown, before the betting
+    round of the street before it closed (``closed``: the rounds closed so far) or with one
+    player left; a round closed twice, early, or with another pot than its bets make."""
+    streets = engine.variant_of(state).streets
     if isinstance(fact, BettingRoundClosed):
+        if state.street in closed:
+            return f"round {fact.street} closes again"
         if state.status != "betting" or not betting.round_complete(state) or (
                 engine.uncalled(state) is not None):
             return (f"round {fact.street} closes with seats {betting.waiting_on(state)} to act "
@@ -177,6 +185,11 @@ def _street_problem(state: HandState, fact: Event) -> str | None:
         return None if fact == due else f"round {fact.street} closes with a pot of {due.pot}"
     if not isinstance(fact, StreetStarted):
         return None
+    if state.street + 1 > len(streets):
+        return "a street starts after the showdown"
+    if state.street >= 0 and isinstance(streets[state.street], Bet) and (
+            state.street not in closed):
+        return f"street {fact.street} starts before round {state.street} has closed"
     due = engine.next_street(state)
     if fact != due or state.awaiting or len(state.in_hand()) < 2:
         return (f"street {fact.street} ({fact.kind}) starts where the rules have street "
@@ -211,8 +224,8 @@ def _paid_problem(state: HandState, fact: Event, later: list[Event], shown: bool
         return (f"{fact.amount} goes back to seat {fact.seat}, not the bet nobody called as "
                 "the round closes")
     if isinstance(fact, ShowdownEvaluated):
-        if state.status != "showdown_pending":
-            return "a showdown before the last round has closed"
+        if state.status != "showdown_pending" or state.showdown:
+            return "a showdown before the last round has closed, or a second one"
         return _rejudged(state, fact, [f for f in later if isinstance(f, PotAwarded)])
     if isinstance(fact, PotAwarded) and fact.reason == "uncontested":
         return _uncontested(state, fact)

@@ -220,3 +220,15 @@ def test_a_move_with_no_turn_given_fails():
             "data": {"seat": history[last]["data"]["seat"]}}
     assert "moves (fold) without a turn given to it" in rules_problem(
         history[:last + 1] + [fold] + history[last + 1:])
+
+
+def test_a_round_close_left_out_or_an_event_given_twice_fails():
+    events, state = ended(BET_CALLED)
+    history = viewed(events, OUTSIDER, state)
+    closed = next(i for i, e in enumerate(history) if e["type"] == "BettingRoundClosed")
+    assert "street 2 starts before round 1 has closed" in rules_problem(
+        history[:closed] + history[closed + 1:])
+    shown = next(i for i, e in enumerate(history) if e["type"] == "ShowdownEvaluated")
+    for at, found in ((closed, "round 1 closes again"), (shown, "or a second one"),
+                      (shown - 1, "a street starts after the showdown")):
+        assert found in rules_problem(history[:at + 1] + [history[at]] + history[at + 1:])
