@@ -174,6 +174,10 @@ def _street_problem(state: HandState, fact: Event, closed: set[int]) -> str | No
     round of the street before it closed (``closed``: the rounds closed so far) or with one
     player left; a round closed twice, early, or with another pot than its bets make."""
     streets = engine.variant_of(state).streets
+    open_round = 0 <= state.street < len(streets) and isinstance(
+        streets[state.street], Bet) and state.street not in closed
+    if isinstance(fact, PotAwarded) and fact.reason == "uncontested" and open_round:
+        return f"the pot is paid before round {state.street} has closed"
     if isinstance(fact, BettingRoundClosed):
         if state.street in closed:
             return f"round {fact.street} closes again"
@@ -187,8 +191,7 @@ def _street_problem(state: HandState, fact: Event, closed: set[int]) -> str | No
         return None
     if state.street + 1 > len(streets):
         return "a street starts after the showdown"
-    if state.street >= 0 and isinstance(streets[state.street], Bet) and (
-            state.street not in closed):
+    if open_round:
         return f"street {fact.street} starts before round {state.street} has closed"
     due = engine.next_street(state)
     if fact != due or state.awaiting or len(state.in_hand()) < 2:

@@ -232,3 +232,9 @@ def test_a_round_close_left_out_or_an_event_given_twice_fails():
     for at, found in ((closed, "round 1 closes again"), (shown, "or a second one"),
                       (shown - 1, "a street starts after the showdown")):
         assert found in rules_problem(history[:at + 1] + [history[at]] + history[at + 1:])
+
+
+def test_an_uncontested_pot_paid_before_its_round_closed_fails():
+    events, state = ended([(2, "fold", None), (3, "fold", None)])
+    history = [e for e in viewed(events, OUTSIDER, state) if e["type"] != "BettingRoundClosed"]
+    assert "the pot is paid before round 1 has closed" in rules_problem(history)
