@@ -172,7 +172,8 @@ def _undue_deal(state: HandState, fact: Event, following: list[Event], dealing_n
 def _street_problem(state: HandState, fact: Event, closed: set[int]) -> str | None:
     """A street started out of the variant's order, after the showdown, before the betting
     round of the street before it closed (``closed``: the rounds closed so far) or with one
-    player left; a round closed twice, early, or with another pot than its bets make."""
+    player left; a round closed twice, early, or with another pot than its bets make; the
+    pot paid to the one player left before the round closed."""
     streets = engine.variant_of(state).streets
     open_round = 0 <= state.street < len(streets) and isinstance(
         streets[state.street], Bet) and state.street not in closed
