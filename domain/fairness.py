@@ -77,8 +77,8 @@ ALGORITHMS = {
             "big-endian integers, concatenated; draw(n) reads the stream's next 8 bytes as a "
             "big-endian integer x, reads again while x >= 2**64 - 2**64 % n, and returns x % "
             "n; the deck starts as the 52 cards in index order (2c 2d 2h 2s 3c ... Ks Ac Ad "
-            "Ah As) and for i from 51 down to 1 card i and card draw(i + 1) swap places; cards are dealt from "
-            "index 0",
+            "Ah As) and for i from 51 down to 1 card i and card draw(i + 1) swap places; "
+            "cards are dealt from index 0",
     "dealing": "cards come off the top of the stub (first the deck) in the order of the "
                "events: a run of alike CardsDealt events (as many cards each, all face up or "
                "all down) deals a round at a time, so with m events of c cards the j-th "

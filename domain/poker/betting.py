@@ -152,7 +152,8 @@ def _full(state: HandState, to: int, least: int) -> bool:
     (``half_bet_rule``) it goes past the last full bet or raise by at least half the way."""
     if to >= least:
         return True
-    return structures.half_bet_rule(state.options) and 2 * (to - state.full_to) >= least - state.full_to
+    beyond = to - state.full_to
+    return structures.half_bet_rule(state.options) and 2 * beyond >= least - state.full_to
 
 
 def _short_bet_to_complete(state: HandState, seat: SeatState) -> bool:
