@@ -92,7 +92,9 @@ ALGORITHMS = {
                "hidden reshuffle_key, sha256(bytes.fromhex(server_seed) + "
                "b\"cardroom/reshuffle\") as hex, so that nobody who knows the cards can "
                "foretell the new stub (empty in a hand imported, or started before 24 "
-               "November 2026 or at a table whose options lack reshuffle: seeded). A "
+               "November 2026 or at a table whose options lack reshuffle: seeded); an "
+               "imported hand's reshuffles make instead, in turn, the stubs of "
+               "HandStarted's hidden source.stubs, each of the same cards as rest + mucked. A "
                "CardsDrawn's held is the seat's hand after the draw (the cards it did not "
                "discard and those received), sorted as strings; a hand shown at the showdown "
                "opens its last draw's held, not the cards dealt and drawn (held is empty at a "
@@ -435,7 +437,9 @@ def dealt_in_order(deck: list[str], events: list[dict]) -> int:
     in the clear) deal, each checked to be the one ``ALGORITHMS["dealing"]`` takes off the
     stub there, and each reshuffled stub the one it makes; Problem at the first that is not."""
     stub, top, count, position = list(deck), 0, 0, 0
-    key = _reshuffle_key(events[0]) if events and events[0]["type"] == "HandStarted" else ""
+    started = events[0] if events and events[0]["type"] == "HandStarted" else None
+    key = _reshuffle_key(started) if started else ""
+    stubs = iter(_given_stubs(started) if started else ())
     held: dict[Any, list[str]] = {}
     mucked: list[str] = []
     while position < len(events):
@@ -466,7 +470,12 @@ def dealt_in_order(deck: list[str], events: list[dict]) -> int:
         elif kind == "PlayerFolded":
             mucked += held.pop(data["seat"], [])
         elif kind == "StubReshuffled":
-            stub, top, mucked = reshuffled_stub(stub[top:], mucked, key), 0, []
+            rest, given = stub[top:] + mucked, next(stubs, None)
+            if given is not None and sorted(given) != sorted(rest):
+                raise Problem(f"event {event['version']}: the imported hand's reshuffled stub "
+                              "does not hold the rest of the stub and the mucked cards")
+            stub = given if given is not None else reshuffled_stub(stub[top:], mucked, key)
+            top, mucked = 0, []
             opened = data["cards"] if isinstance(data["cards"], list) else (
                 (event.get("openings") or {}).get("/cards") or {}).get("value")
             if opened != stub:
@@ -508,6 +517,16 @@ def _reshuffle_key(started: dict) -> str:
     if not isinstance(key, str):
         raise Skipped("the reshuffle key is not revealed to this viewer")
     return key
+
+
+def _given_stubs(started: dict) -> list:
+    """An imported hand's reshuffled stubs (``source["stubs"]``), in the clear or opened."""
+    stubs = (started["data"].get("source") or {}).get("stubs", [])
+    if isinstance(stubs, dict):  # a commitment: its opening, if this reader has it
+        stubs = ((started.get("openings") or {}).get("/source/stubs") or {}).get("value")
+    if not isinstance(stubs, list) or not all(isinstance(s, list) for s in stubs):
+        raise Skipped("the imported hand's reshuffled stubs are not revealed to this viewer")
+    return [list(s) for s in stubs]
 
 
 def _imported(started: dict) -> bool:

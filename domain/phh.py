@@ -66,7 +66,7 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            BettingRoundClosed, BlindPosted, BoardDealt, BringInPosted, CardsDealt,
                            CardsDrawn, ChipsBought, Event,
                            HandEnded, HandStarted, PlayerCalled, PlayerChecked, PlayerFolded,
-                           PlayerRaised, ShowdownEvaluated, StreetStarted)
+                           PlayerRaised, ShowdownEvaluated, StreetStarted, StubReshuffled)
 from domain.frozen import replace
 from domain.names import MAX_LENGTH, name_problem
 from domain.poker import structures
@@ -461,10 +461,11 @@ def import_hand(text: str, hand_no: int) -> Imported:
     if count > game.max_seats(options):
         raise PhhRejected(None, f"{game.name} seats at most {game.max_seats(options)} players "
                           f"under these rules, not {count}")
-    deck, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
+    stubs, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
+    reshuffled = {"stubs": stubs[1:]} if len(stubs) > 1 else {}
     events = _replay(game, options, StartHand(
         hand_no=hand_no, button=count, seats=seats, server_seed="", client_seeds={},
-        deck=tuple(deck), source={**source, "unknown": unknown}), lines, None)
+        deck=tuple(stubs[0]), source={**source, "unknown": unknown, **reshuffled}), lines, None)
     _check_finish(document, events)
     return Imported(game_id, options, seats, events)
 
@@ -708,39 +709,53 @@ def _cards(text: str, index: int) -> list[str]:
 
 # --- the deal: which deck deals exactly the document's cards --------------------
 
-def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[str], list[str]]:
-    """The deck, top first, that deals each seat and the board the document's cards, and
-    the cards that fill the places the document leaves unknown.
+def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[list[str]],
+                                                                      list[str]]:
+    """The deck, top first, then the stub each reshuffle makes, that deal each seat and the
+    board the document's cards; and the cards that fill the places the document leaves
+    unknown.
 
     Dealing order is the engine's (it depends on who is still in, never on the cards'
     values), so the replay is run with a provisional deck, and every time the engine
     deals, the cards it dealt are swapped for the document's before the step is taken
-    again."""
+    again. A reshuffle's stub is first the one the engine shuffles, then arranged the same
+    way: it holds what was left of the stub and the cards mucked, so a card mucked may be
+    dealt again."""
     wanted = _wanted(lines)
     named = {c for cards in wanted.values() for c, _ in cards if c != UNKNOWN}
-    deck = sorted(set(_deck_of(game)) - named) + sorted(named)
+    stubs = [sorted(set(_deck_of(game)) - named) + sorted(named)]
     queues = {who: list(cards) for who, cards in wanted.items()}
     fillers: list[str] = []
+    taken = 0  # the reshuffles of the steps taken
 
     def step(state, command, index):
-        start = len(deck) - len(state.deck) if state.deck else 0
+        nonlocal taken
         while True:
+            given = {**source, "stubs": stubs[1:]} if len(stubs) > 1 else source
+            start = 0
             if isinstance(command, StartHand):
-                command = StartHand(**{**command.__dict__, "deck": tuple(deck)})
+                command = replace(command, deck=tuple(stubs[0]), source=given)
             else:
-                state = replace(state, deck=tuple(deck[start:]))
+                stub = stubs[taken]
+                start = len(stub) - len(state.deck)
+                state = replace(state, deck=tuple(stub[start:]), source=given)
             events = game.decide(state, command)
-            if not _corrections(events, deck, start, queues, named, fillers, index):
+            made = [list(e.cards) for e in events if isinstance(e, StubReshuffled)]
+            if taken + len(made) >= len(stubs):  # the engine shuffled one: given from now on
+                stubs.extend(made[len(stubs) - taken - 1:])
+            elif not _corrections(events, stubs, taken, start, queues, fillers, index,
+                                  state.mucked):
+                taken += len(made)
                 return state, events
     opening = StartHand(hand_no=hand_no, button=len(seats), seats=seats, server_seed="",
-                        client_seeds={}, deck=tuple(deck), source=source)
+                        client_seeds={}, deck=(), source=source)
     _replay(game, options, opening, lines, step)
     leftover = [(who, cards) for who, cards in queues.items() if cards]
     if leftover:
         who, cards = leftover[0]
         raise PhhRejected(cards[0][1], f"the document deals {_who(who)} more cards than "
                           "the game does")
-    return deck, fillers
+    return stubs, fillers
 
 
 def _wanted(lines: list[_Line]) -> dict[str, list[tuple[str, int]]]:
@@ -768,42 +783,57 @@ def _deck_of(game) -> list[str]:
     return [str(c) for c in VARIANTS[game.id].deck]
 
 
-def _corrections(events, deck, start, queues, named, fillers, index) -> bool:
-    """Swap the document's cards into the places the engine just dealt; False when it
-    dealt them already (then they are taken off the queues)."""
-    position = {card: i for i, card in enumerate(deck)}
-    dealt = sorted((position[card], who) for who, card in _dealt(events))
-    swapped = False
-    for (at, who), rank in zip(dealt, _ranks(dealt)):
-        queue = queues.get(who, [])
+def _corrections(events, stubs, taken, start, queues, fillers, index, mucked) -> bool:
+    """Swap the document's cards into the places the engine just dealt, in the deck or a
+    reshuffled stub (the later stubs of this step made again after a swap in an earlier
+    one); False when it dealt them already (then they are taken off the queues)."""
+    dealt = list(_places(events, stubs, taken, start))
+    still = {card for queue in queues.values() for card, _ in queue}
+    for (segment, at, who), rank in zip(dealt, _ranks(dealt)):
+        stub, queue = stubs[segment], queues.get(who, [])
         if len(queue) <= rank:
             raise PhhRejected(index, f"the game deals {_who(who)} a card here that the "
                               "document does not")
         card, line = queue[rank]
         if card == UNKNOWN:
-            j = at if deck[at] not in named else next(
-                i for i in range(at + 1, len(deck)) if deck[i] not in named)
-        elif position.get(card, -1) < at:
-            raise PhhRejected(line, f"{card} is dealt twice")
+            j = next((i for i in range(at, len(stub)) if stub[i] not in still), at)
+        elif card not in stub[at:]:
+            raise PhhRejected(line, f"{card} is dealt again before the stub runs short: the "
+                              "rules reshuffle the cards mucked only then" if segment == taken
+                              and card in mucked else f"{card} is dealt twice")
         else:
-            j = position[card]
+            j = stub.index(card, at)
         if j != at:
-            deck[at], deck[j] = deck[j], deck[at]
-            position[deck[at]], position[deck[j]] = at, j
-            swapped = True
-    if not swapped:
-        for at, who in dealt:
-            card, _ = queues[who].pop(0)
-            if card == UNKNOWN:
-                fillers.append(deck[at])
-    return swapped
+            stub[at], stub[j] = stub[j], stub[at]
+            del stubs[segment + 1:]
+            return True
+    for segment, at, who in dealt:
+        card, _ = queues[who].pop(0)
+        if card == UNKNOWN:
+            fillers.append(stubs[segment][at])
+    return False
+
+
+def _places(events, stubs, taken, start) -> Iterator[tuple[int, int, str]]:
+    """Where each card ``events`` deal lay, as (stub, place in it, recipient), in the order
+    dealing takes them: from the stub of the ``taken``-th reshuffle (0: the deck), cards
+    before ``start`` dealt already, then from each stub the events reshuffle."""
+    segment, places = taken, []
+    position = {card: i for i, card in enumerate(stubs[segment])}
+    for event in events:
+        if isinstance(event, StubReshuffled):
+            yield from sorted(places)
+            segment, places = segment + 1, []
+            position = {card: i for i, card in enumerate(stubs[segment])}
+        places += [(segment, position[card], who) for who, card in _dealt([event])]
+    yield from sorted(places)
 
 
 def _ranks(dealt) -> list[int]:
     """For each dealt place, how many places before it went to the same recipient."""
     seen: dict[str, int] = {}
     ranks = []
-    for _, who in dealt:
+    for *_, who in dealt:
         ranks.append(seen.get(who, 0))
         seen[who] = ranks[-1] + 1
     return ranks

@@ -9,7 +9,7 @@ from pathlib import Path
 import tomli_w
 
 from domain import phh
-from tests.poker.play import play_out, start
+from tests.poker.play import calling_hand, play_out, start
 from tests.test_api import act, assert_problem, auth, hand_url, start_hand
 from tests.test_fairness import verify
 
@@ -274,3 +274,29 @@ def test_cards_the_document_leaves_unknown_stay_unknown_to_every_viewer(client):
     url = f"/v1/tables/{body['table_id']}/hands/1"
     seats = client.get(url, headers=auth(body["auditor_token"])).json["seats"]
     assert [seat["cards"] for seat in seats] == [["Ac", "2d"], [None, None], ["7h", "6h"]]
+
+
+def test_a_hand_whose_stub_was_reshuffled_imports_with_its_stubs_shown_to_the_auditor_only(
+        client, tmp_path):
+    """An eight-player stud hand whose reshuffle dealt a mucked card again: its import
+    audits valid, the admin's history holds the reshuffled stubs only as a commitment,
+    and the auditor's opens them, which the verifier checks each dealt card against."""
+    events = next(e for e in (calling_hand("seven-card-stud", 8, n, {}) for n in range(40))
+                  if any(event.type == "StubReshuffled" for event in e))
+    body = client.post(IMPORTS, json={"phh": phh.export(events, {})})
+    assert body.status_code == 201, body.json
+    body = body.json
+    url = f"/v1/tables/{body['table_id']}/hands/1"
+    auditor = auth(body["auditor_token"])
+    audit = client.get(url + "/audit", headers=auditor).json
+    assert audit["valid"], audit
+    admin = client.get(url + "/history", headers=auth(body["admin_token"])).json["events"][0]
+    assert set(admin["data"]["source"]["stubs"]) == {"commitment"}
+    assert "/source/stubs" not in admin["openings"]
+    history = client.get(url + "/history", headers=auditor)
+    assert history.json["events"][0]["openings"]["/source/stubs"]["value"]
+    (tmp_path / "imported.json").write_bytes(history.data)
+    result = verify(tmp_path / "imported.json", "--public-key",
+                    client.get("/v1/fairness").json["public_key"])
+    assert "ok   deck: the deck was imported" in result.stdout, result.stdout
+    assert "FAIL" not in result.stdout, result.stdout

@@ -14,7 +14,9 @@ The reshuffle is a pure function of what is left of the stub, of the mucked card
 the hand's hidden ``reshuffle_key`` (``fairness.reshuffled_stub``, published in
 ``ALGORITHMS["dealing"]``), which the hand's seeds fix, so nobody can steer it, and
 nobody who knows every card mucked can foretell it; the new stub is recorded (hidden) in
-``StubReshuffled``.
+``StubReshuffled``. An imported hand's reshuffles make instead, in turn, the stubs its
+document deals from (``HandStarted.source["stubs"]``, hidden; ``domain.phh``), each of the
+cards a reshuffle there holds.
 """
 
 from __future__ import annotations
@@ -81,5 +83,12 @@ def _enough(state: HandState, needed: int) -> tuple[list[Event], tuple[str, ...]
 
 
 def _reshuffled(state: HandState, stub: tuple[str, ...]) -> tuple[list[Event], tuple]:
-    cards = tuple(reshuffled_stub(stub, state.mucked, state.reshuffle_key))
+    given = state.source.get("stubs", ())
+    if state.reshuffles < len(given):  # an imported hand's: in the document's order
+        cards = tuple(given[state.reshuffles])
+        if sorted(cards) != sorted(stub + state.mucked):
+            raise ValueError(f"reshuffle {state.reshuffles + 1} of the imported hand does not "
+                             "hold the cards left and mucked")
+    else:
+        cards = tuple(reshuffled_stub(stub, state.mucked, state.reshuffle_key))
     return [StubReshuffled(cards=cards)], cards

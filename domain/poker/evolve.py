@@ -62,7 +62,7 @@ def _board(state: HandState, event: BoardDealt) -> HandState:
 
 
 def _reshuffled(state: HandState, event: StubReshuffled) -> HandState:
-    return replace(state, deck=tuple(event.cards), mucked=())
+    return replace(state, deck=tuple(event.cards), mucked=(), reshuffles=state.reshuffles + 1)
 
 
 def _street(state: HandState, event: StreetStarted) -> HandState:

@@ -138,11 +138,12 @@ def _counted(state: HandState, fact: Event) -> Event:
 
 def _dealt_by_rules(state: HandState) -> list[Event]:
     """How the street just started deals: as many cards to whom, reshuffling where. The
-    cards are stand-ins (any cards, as many as the stub and the muck hold)."""
+    cards are stand-ins (any cards, as many as the stub and the muck hold), shuffled as a
+    hand dealt here is (an import's own stubs left out)."""
     variant = engine.variant_of(state)
     street, stand_ins = variant.streets[state.street], codes(variant.deck)
     size = len(state.deck)
-    state = replace(state, deck=tuple(stand_ins[:size]), reshuffle_key="",
+    state = replace(state, deck=tuple(stand_ins[:size]), reshuffle_key="", source={},
                     mucked=tuple(stand_ins[size:size + len(state.mucked)]))
     deal = dealing.deal_street if isinstance(street, Deal) else dealing.deal_board
     return deal(state, street)

@@ -62,6 +62,7 @@ class HandState:
     deck: tuple[str, ...] = ()  # the stub: undealt cards, top first
     reshuffle_key: str = ""  # what a reshuffle of the stub mixes in (HandStarted's)
     mucked: tuple[str, ...] = ()  # discards and folded hands, for a reshuffle
+    reshuffles: int = 0  # the stub's reshuffles so far
     seed_commitment: str = ""
     client_seeds: dict = field(default_factory=dict)
     source: dict = field(default_factory=dict)  # an imported hand's (``HandStarted.source``)

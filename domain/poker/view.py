@@ -13,7 +13,12 @@ def hidden_values(event: Event) -> dict[str, int | None]:
     """The values of ``event`` that some viewer may not see, by JSON pointer into its
     data, each with the seat it belongs to (None: nobody's, such as the deck)."""
     if isinstance(event, HandStarted):
-        return {"/deck": None, "/reshuffle_key": None} if event.reshuffle_key else {"/deck": None}
+        hidden = {"/deck": None}
+        if event.reshuffle_key:
+            hidden["/reshuffle_key"] = None
+        if event.source.get("stubs"):  # an import's reshuffled stubs
+            hidden["/source/stubs"] = None
+        return hidden
     if isinstance(event, StubReshuffled):
         return {"/cards": None}
     if isinstance(event, CardsDealt) and not event.face_up:

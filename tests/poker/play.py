@@ -111,6 +111,30 @@ def play_out(state, rng: random.Random, on_step=None):
     return state, events
 
 
+def calling_hand(game: str, players: int, number: int, options: dict) -> list:
+    """A hand where most players call to the end and a few fold, so that a full table runs
+    its stub short and reshuffles what was mucked (a draw discarding as many as it may)."""
+    rng = random.Random(f"reshuffled/{game}/{number}")
+    state, events = start([rng.choice([300, 1000]) for _ in range(players)], game=game,
+                          button=1 + number % players, seed=rng.randbytes(32).hex(),
+                          **options)
+    while state.status != "ended":
+        command = Showdown() if state.status == "showdown_pending" else None
+        if command is None:
+            seat = state.to_act
+            legal = {move["type"]: move for move in engine.legal_actions(state, seat)}
+            if "draw" in legal:
+                cards = state.seat(seat).cards[:legal["draw"]["max_cards"]]
+                command = Act(seat=seat, type="draw", cards=tuple(cards))
+            else:
+                move = ("fold" if "fold" in legal and rng.random() < 0.08 else
+                        next(m for m in ("check", "call", "bring_in", "fold") if m in legal))
+                command = Act(seat=seat, type=move)
+        new = engine.decide(state, command)
+        state, events = reduce(engine.evolve, new, state), events + new
+    return events
+
+
 def viewed(events: list[Event], viewer: Viewer, state) -> list[dict]:
     """The events as a history gives them to ``viewer`` when the hand is ``state``: hidden
     values sealed (with a fixed salt), and opened where the viewer may see them."""

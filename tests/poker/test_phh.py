@@ -29,12 +29,16 @@ import tomli_w
 from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem, HandHistory,
                       NoLimitTexasHoldem, PotLimitOmahaHoldem)
 
-from domain import phh
+from domain import fairness, phh
 from domain.commands import Act, Showdown
-from domain.events import BlindPosted, BringInPosted, HandEnded, PotAwarded
+from domain.events import (BlindPosted, BringInPosted, CardsDealt, CardsDrawn, HandEnded,
+                           PotAwarded, StubReshuffled)
+from domain.frozen import replace
 from domain.poker import engine
+from domain.poker.game import PokerGame
+from domain.views import Viewer, hidden_values
 
-from tests.poker.play import act, play_out, rules_problems, start
+from tests.poker.play import act, calling_hand, play_out, rules_problems, start, viewed
 from tests.poker.pokerkit_bridge import Divergence
 from tests.poker.test_crosscheck_pokerkit import hand
 
@@ -612,3 +616,96 @@ def test_chips_bought_that_the_hand_cannot_have_are_refused(change, index, reaso
         phh.import_hand(tomli_w.dumps(document), 1)
     assert refused.value.extra["action_index"] == index
     assert reason in refused.value.message
+
+
+def _dealt_to(events: list, seat: int) -> list[str]:
+    return [card for e in events if getattr(e, "seat", None) == seat
+            for card in (e.cards if isinstance(e, CardsDealt) else
+                         e.received if isinstance(e, CardsDrawn) else ())]
+
+
+@pytest.mark.parametrize("game, players, options", [
+    ("seven-card-stud", 8, {}), ("seven-card-stud", 8, {"stub_first": False}),
+    ("five-card-draw", 6, {"max_discard": 5})])
+def test_a_hand_whose_stub_was_reshuffled_imports_again_dealing_mucked_cards_again(
+        game, players, options):
+    """The stub reshuffled with mucked cards deals some of them a second time: the import
+    keeps each reshuffled stub as the document deals from it (``source["stubs"]``, hidden
+    as the deck is), so every player gets the document's cards, the stacks are the same
+    and the verifier takes each card off the stubs in turn."""
+    reshuffled = dealt_again = 0
+    for number in range(2 * N):
+        events = calling_hand(game, players, number, options)
+        if not any(isinstance(e, StubReshuffled) for e in events):
+            continue
+        reshuffled += 1
+        order = phh.player_order(events[0].seats, events[0].button)
+        imported = phh.import_hand(phh.export(events, {}), 1).events
+        assert [imported[-1].stacks[str(n)] for n in range(1, players + 1)] == [
+            events[-1].stacks[str(seat)] for seat in order]
+        cards = [_dealt_to(events, seat) for seat in order]
+        assert [_dealt_to(imported, n) for n in range(1, players + 1)] == cards
+        every = [card for seat_cards in cards for card in seat_cards]
+        dealt_again += len(every) > len(set(every))
+        started = imported[0]
+        assert started.source["stubs"] and "/source/stubs" in hidden_values(game, started)
+        assert not rules_problems(imported), number
+        state = reduce(engine.evolve, imported, engine.initial_state(
+            {"game": game, "options": started.options}))
+        history = viewed(imported, Viewer("auditor"), state)
+        deck = history[0]["openings"]["/deck"]["value"]
+        assert fairness.dealt_in_order(deck, history) == sum(
+            len(seat_cards) for seat_cards in cards) + len(state.board)
+    assert reshuffled >= N // 4 and dealt_again > 0, (reshuffled, dealt_again)
+
+
+def test_an_imported_stub_that_does_not_hold_the_cards_left_and_mucked_deals_nothing():
+    """A reshuffled stub given with a card that is in a player's hand: the engine refuses to
+    reshuffle into it, and the verifier calls a history that deals from it forged."""
+    hands = (calling_hand("seven-card-stud", 8, number, {}) for number in range(2 * N))
+    events = next(e for e in hands if any(isinstance(x, StubReshuffled) for x in e))
+    imported = phh.import_hand(phh.export(events, {}), 1).events
+    stub = list(imported[0].source["stubs"][0])
+    forged = [next(c for c in _dealt_to(imported, 1) if c not in stub)] + stub[1:]
+    at = next(i for i, e in enumerate(imported) if isinstance(e, StubReshuffled))
+    move = max(i for i in range(at) if PokerGame.replay_command(imported[i], "") is not None)
+    before = reduce(engine.evolve, imported[:move], engine.initial_state(
+        {"game": "seven-card-stud", "options": imported[0].options}))
+    engine.decide(before, PokerGame.replay_command(imported[move], ""))  # as imported
+    before = replace(before, source={**before.source, "stubs": [forged]})
+    with pytest.raises(ValueError, match="does not hold the cards left and mucked"):
+        engine.decide(before, PokerGame.replay_command(imported[move], ""))
+
+    state = reduce(engine.evolve, imported, engine.initial_state(
+        {"game": "seven-card-stud", "options": imported[0].options}))
+    history = viewed(imported, Viewer("auditor"), state)
+    deck = history[0]["openings"]["/deck"]["value"]
+    history[0]["openings"]["/source/stubs"]["value"] = [forged]
+    history[at]["openings"]["/cards"]["value"] = forged
+    with pytest.raises(fairness.Problem, match="does not hold the rest of the stub"):
+        fairness.dealt_in_order(deck, history)
+
+
+def test_a_pokerkit_hand_that_deals_mucked_cards_before_the_stub_runs_short_is_refused():
+    """PokerKit burns a card before each street (the rule books burn none), so its stub runs
+    short a street's burns sooner, and it deals mucked cards where ours still holds cards:
+    eight-player stud with a few folds. Such a document is refused at that card, saying why."""
+    refused = []
+    for number in range(12):
+        rng = random.Random(f"burned/{number}")
+        random.seed(rng.random())  # PokerKit shuffles with the random module
+        game = POKERKIT_GAMES["F7S"]()
+        state = game([rng.randint(100, 400) for _ in range(8)], 8)
+        while state.status:
+            if state.can_post_bring_in():
+                state.post_bring_in()
+            elif state.can_fold() and rng.random() < 0.08:
+                state.fold()
+            else:
+                state.check_or_call()
+        try:
+            phh.import_hand(HandHistory.from_game_state(game, state).dumps(), 1)
+        except phh.PhhRejected as error:
+            refused.append(error.message)
+    assert refused and all("dealt again before the stub runs short" in message
+                           for message in refused), refused
