@@ -262,6 +262,19 @@ def test_if_match_star_pins_no_version(client, table):
                    422, "invalid_if_match")
 
 
+@pytest.mark.parametrize("tag", ['W/"{v}"', "{v}", '"0{v}"', '"{v}'])
+def test_if_match_takes_only_the_tag_a_read_answers(client, table, tag):
+    """If-Match compares strongly (RFC 9110): a weak tag never matches, and an unquoted or
+    zero-padded version is not the tag a read gives. Each is refused, and no move is made."""
+    hand_no = start_hand(client, table)
+    etag = client.get(hand_url(table, hand_no), headers=table["players"][2]).headers["ETag"]
+    version = int(etag.strip('"'))
+    refused = client.post(hand_url(table, hand_no, "/actions"), json={"type": "check"},
+                          headers={**table["players"][2], "If-Match": tag.format(v=version)})
+    assert_problem(refused, 422, "invalid_if_match")
+    assert read(client, table, hand_no)["version"] == version
+
+
 def test_a_retried_action_with_the_same_idempotency_key_applies_once(client, fake_backend, table):
     hand_no = start_hand(client, table)
     headers = {**table["players"][2], "Idempotency-Key": "k-1"}

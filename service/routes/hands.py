@@ -160,10 +160,13 @@ def _last_event_id(value: str | None, named: str) -> int | None:
 
 def _version_from_etag(value: str) -> int | None:
     """The version an ``If-Match`` names; None for ``*`` (any version: the move is not
-    pinned, as without the header)."""
+    pinned, as without the header). Only the tag a read answers, as it was written: a
+    weak tag (``W/"17"``) never matches under If-Match's strong comparison (RFC 9110), and
+    ``"017"`` is another tag than ``"17"``."""
     if value.strip() == "*":
         return None
-    match = re.fullmatch(r'\s*(?:W/)?"?([0-9]{1,16})"?\s*', value)
+    match = re.fullmatch(r'\s*"(0|[1-9][0-9]{0,15})"\s*', value)
     if match is None:
-        raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17"')
+        raise ApiError(422, "invalid_if_match", 'If-Match must be a version tag like "17", '
+                       "as a read's ETag gives it")
     return int(match.group(1))
