@@ -63,6 +63,14 @@ class _Flask(Flask):
         """As is: no route or hook is a coroutine (Flask checks each, every request)."""
         return func
 
+    def make_default_options_response(self):
+        """``204 No Content`` with ``Allow``, and no body to give a type (Flask's own is an
+        empty 200 typed text/html)."""
+        response = super().make_default_options_response()
+        response.status_code = 204
+        del response.headers["Content-Type"]
+        return response
+
 
 def _observe(app: Flask) -> None:
     """Time every request: its metrics, its access line and its ``X-Request-Id``

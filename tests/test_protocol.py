@@ -132,6 +132,18 @@ def test_a_method_the_path_without_the_slash_refuses_gets_its_405(client, method
                                  "HEAD, OPTIONS")
 
 
+@pytest.mark.parametrize("path, allowed", [
+    ("/v1/tables", {"OPTIONS", "POST"}), ("/v1/games", {"GET", "HEAD", "OPTIONS"}),
+    ("/v1/tables/t1/hands/1/actions", {"OPTIONS", "POST"})])
+def test_options_answers_the_methods_a_path_takes_with_no_content(client, fake_backend, path,
+                                                                   allowed):
+    response = client.open(path, method="OPTIONS")
+    assert response.status_code == 204 and response.data == b""
+    assert "Content-Type" not in response.headers
+    assert set(response.headers["Allow"].split(", ")) == allowed
+    assert fake_backend.redis.dbsize() == 0
+
+
 def test_an_unknown_path_with_a_trailing_slash_is_a_plain_404(client):
     problem = assert_problem(client.get("/v1/nothing-here/"), 404, "not_found")
     assert "trailing slash" not in problem["detail"]
