@@ -58,6 +58,7 @@ GENESIS_HASH = "0" * 64
 CHAINED_FIELDS = ("type", "data", "version", "event_id", "occurred_at", "actor", "command_id",
                   "prev_hash")
 SALT_BYTES = 16
+_CARDS = codes(STANDARD_DECK)  # a whole deck, as an imported hand's must be
 
 ALGORITHMS = {
     "canonical_json": "json.dumps(value, sort_keys=True, separators=(',', ':'), "
@@ -423,6 +424,10 @@ def _deck(history, events, _key) -> str:
     data, deck = started["data"], opening["value"]
     if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
+    if _imported(started) and (not isinstance(deck, list) or not all(
+            isinstance(card, str) for card in deck) or sorted(deck) != sorted(_CARDS)):
+        raise Problem(f"event {started['version']}: the imported deck is not the 52 cards, "
+                      "each once")
     seeded = data["options"].get("reshuffle") == "seeded" and not _imported(started)
     if _reshuffle_key(started) != (reshuffle_key(seed) if seeded else ""):
         raise Problem(f"event {started['version']}: the reshuffle_key is not the one the "
@@ -482,6 +487,9 @@ def dealt_in_order(deck: list[str], events: list[dict]) -> int:
                 raise Problem(f"event {event['version']}: the reshuffled stub is not the one "
                               "the rest of the stub and the mucked cards make")
         position += 1
+    if next(stubs, None) is not None:
+        raise Problem(f"event {started['version']}: the imported hand's source.stubs holds a "
+                      "stub no reshuffle makes")
     return count
 
 
@@ -510,23 +518,29 @@ def _expect(event: dict, field: str, cards: list[str]) -> None:
 
 
 def _reshuffle_key(started: dict) -> str:
-    """HandStarted's reshuffle_key, in the clear or opened ("" where it has none)."""
+    """HandStarted's reshuffle_key, in the clear or opened ("" where it has none); asked
+    only of a reader the deck is opened to, who has every opening of HandStarted."""
     key = started["data"].get("reshuffle_key", "")
-    if isinstance(key, dict):  # a commitment: its opening, if this reader has it
+    if isinstance(key, dict):  # a commitment: its opening
         key = ((started.get("openings") or {}).get("/reshuffle_key") or {}).get("value")
     if not isinstance(key, str):
-        raise Skipped("the reshuffle key is not revealed to this viewer")
+        raise Problem(f"event {started['version']}: the deck is opened, the reshuffle_key "
+                      "is not")
     return key
 
 
-def _given_stubs(started: dict) -> list:
-    """An imported hand's reshuffled stubs (``source["stubs"]``), in the clear or opened."""
+def _given_stubs(started: dict) -> list[list[str]]:
+    """An imported hand's reshuffled stubs (``source["stubs"]``), opened (asked as
+    ``_reshuffle_key`` is)."""
     stubs = (started["data"].get("source") or {}).get("stubs", [])
-    if isinstance(stubs, dict):  # a commitment: its opening, if this reader has it
+    if isinstance(stubs, dict):  # a commitment: its opening
         stubs = ((started.get("openings") or {}).get("/source/stubs") or {}).get("value")
-    if not isinstance(stubs, list) or not all(isinstance(s, list) for s in stubs):
-        raise Skipped("the imported hand's reshuffled stubs are not revealed to this viewer")
-    return [list(s) for s in stubs]
+    if not isinstance(stubs, list) or not all(
+            isinstance(stub, list) and all(isinstance(card, str) for card in stub)
+            for stub in stubs):
+        raise Problem(f"event {started['version']}: the deck is opened, the imported "
+                      "hand's reshuffled stubs are not (source.stubs: lists of cards)")
+    return stubs
 
 
 def _imported(started: dict) -> bool:

@@ -743,8 +743,8 @@ def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[li
             made = [list(e.cards) for e in events if isinstance(e, StubReshuffled)]
             if taken + len(made) >= len(stubs):  # the engine shuffled one: given from now on
                 stubs.extend(made[len(stubs) - taken - 1:])
-            elif not _corrections(events, stubs, taken, start, queues, fillers, index,
-                                  state.mucked):
+            elif not _corrections(events, stubs, taken, start, queues, named, fillers,
+                                  index, state.mucked):
                 taken += len(made)
                 return state, events
     opening = StartHand(hand_no=hand_no, button=len(seats), seats=seats, server_seed="",
@@ -783,12 +783,13 @@ def _deck_of(game) -> list[str]:
     return [str(c) for c in VARIANTS[game.id].deck]
 
 
-def _corrections(events, stubs, taken, start, queues, fillers, index, mucked) -> bool:
+def _corrections(events, stubs, taken, start, queues, named, fillers, index, mucked) -> bool:
     """Swap the document's cards into the places the engine just dealt, in the deck or a
     reshuffled stub (the later stubs of this step made again after a swap in an earlier
-    one); False when it dealt them already (then they are taken off the queues)."""
+    one); False when it dealt them already (then they are taken off the queues). A place
+    the document leaves unknown takes a card it names nowhere (one such card, mucked and
+    reshuffled, may fill two places in turn)."""
     dealt = list(_places(events, stubs, taken, start))
-    still = {card for queue in queues.values() for card, _ in queue}
     for (segment, at, who), rank in zip(dealt, _ranks(dealt)):
         stub, queue = stubs[segment], queues.get(who, [])
         if len(queue) <= rank:
@@ -796,11 +797,16 @@ def _corrections(events, stubs, taken, start, queues, fillers, index, mucked) ->
                               "document does not")
         card, line = queue[rank]
         if card == UNKNOWN:
-            j = next((i for i in range(at, len(stub)) if stub[i] not in still), at)
+            j = next((i for i in range(at, len(stub)) if stub[i] not in named), None)
+            if j is None:
+                raise PhhRejected(line, f"the document leaves a card of {_who(who)} unknown "
+                                  "where every card the stub holds is one it names: import "
+                                  "the auditor's export, which names every card")
         elif card not in stub[at:]:
-            raise PhhRejected(line, f"{card} is dealt again before the stub runs short: the "
-                              "rules reshuffle the cards mucked only then" if segment == taken
-                              and card in mucked else f"{card} is dealt twice")
+            raise PhhRejected(line, f"{card} is dealt while it lies mucked: the rules deal a "
+                              "mucked card only once the stub runs short and is reshuffled"
+                              if segment == taken and card in mucked
+                              else f"{card} is dealt twice")
         else:
             j = stub.index(card, at)
         if j != at:

@@ -1167,3 +1167,15 @@ def test_a_hand_whose_stored_openings_were_removed_is_not_an_internal_error(
     else:
         assert response.status_code == 500, response.json
         assert response.json["code"] == "stored_record_unreadable"
+
+
+def test_a_deck_opened_without_its_reshuffle_key_fails_the_deck(client, fake_backend, table):
+    """The reshuffle key is opened to whom the deck is: an auditor's history whose key's
+    opening was dropped (openings are not chained) would let a forged reshuffle pass
+    unchecked, so it fails the deck check rather than skip it."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    assert {c["name"]: c for c in fairness.verify_history(history)}["deck"]["ok"]
+    del history["events"][0]["openings"]["/reshuffle_key"]
+    deck = {c["name"]: c for c in fairness.verify_history(history)}["deck"]
+    assert not deck["ok"] and "the reshuffle_key is not" in deck["detail"], deck

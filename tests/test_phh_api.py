@@ -6,9 +6,10 @@ import random
 import tomllib
 from pathlib import Path
 
+import pytest
 import tomli_w
 
-from domain import phh
+from domain import fairness, phh
 from tests.poker.play import calling_hand, play_out, start
 from tests.test_api import act, assert_problem, auth, hand_url, start_hand
 from tests.test_fairness import verify
@@ -300,3 +301,25 @@ def test_a_hand_whose_stub_was_reshuffled_imports_with_its_stubs_shown_to_the_au
                     client.get("/v1/fairness").json["public_key"])
     assert "ok   deck: the deck was imported" in result.stdout, result.stdout
     assert "FAIL" not in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("forge, reason", [
+    (lambda started: started["openings"].pop("/source/stubs"), "reshuffled stubs are not"),
+    (lambda started: started["openings"]["/source/stubs"]["value"].append(["As"]),
+     "holds a stub no reshuffle makes"),
+    (lambda started: started["openings"]["/deck"]["value"].__setitem__(
+        1, started["openings"]["/deck"]["value"][0]), "not the 52 cards, each once")])
+def test_an_imported_deck_or_stubs_left_unopened_or_forged_fail_the_deck(client, forge, reason):
+    """The auditor's history of an imported hand that reshuffled, its HandStarted altered
+    (openings are not chained): reshuffled stubs not opened beside the deck, one stub more
+    than the hand reshuffles, a deck holding a card twice. Each fails the deck check; none
+    skips it."""
+    events = next(e for e in (calling_hand("seven-card-stud", 8, n, {}) for n in range(40))
+                  if any(event.type == "StubReshuffled" for event in e))
+    body = client.post(IMPORTS, json={"phh": phh.export(events, {})}).json
+    history = client.get(f"/v1/tables/{body['table_id']}/hands/1/history",
+                         headers=auth(body["auditor_token"])).json
+    assert {c["name"]: c for c in fairness.verify_history(history)}["deck"]["ok"]
+    forge(history["events"][0])
+    deck = {c["name"]: c for c in fairness.verify_history(history)}["deck"]
+    assert not deck["ok"] and not deck.get("skipped") and reason in deck["detail"], deck

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import tomllib
 from functools import reduce
 from pathlib import Path
@@ -32,7 +33,7 @@ from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem
 from domain import fairness, phh
 from domain.commands import Act, Showdown
 from domain.events import (BlindPosted, BringInPosted, CardsDealt, CardsDrawn, HandEnded,
-                           PotAwarded, StubReshuffled)
+                           PotAwarded, StubReshuffled, event_from_dict)
 from domain.frozen import replace
 from domain.poker import engine
 from domain.poker.game import PokerGame
@@ -707,5 +708,38 @@ def test_a_pokerkit_hand_that_deals_mucked_cards_before_the_stub_runs_short_is_r
             phh.import_hand(HandHistory.from_game_state(game, state).dumps(), 1)
         except phh.PhhRejected as error:
             refused.append(error.message)
-    assert refused and all("dealt again before the stub runs short" in message
+    assert refused and all("is dealt while it lies mucked" in message
                            for message in refused), refused
+
+
+def _exported_as(events: list, viewer: Viewer) -> str:
+    """``events`` written as ``viewer``'s PHH export: the cards they may not see ``??``."""
+    state = reduce(engine.evolve, events, engine.initial_state(
+        {"game": events[0].game, "options": events[0].options}))
+    return phh.export([event_from_dict(e["type"], fairness.unseal(e["data"], e["openings"]))
+                       for e in viewed(events, Viewer(*viewer), state)], {})
+
+
+def test_a_players_export_of_a_reshuffled_hand_fills_unknown_cards_only_with_cards_unnamed():
+    """A player's export leaves the others' down cards unknown, and the reshuffle may deal
+    one of them again, named: an unknown place is filled only with a card the document
+    names nowhere (``source.unknown`` is public), and where none is left the document is
+    refused, pointing to the auditor's export, which names every card."""
+    imported = refused = 0
+    for number in range(N):
+        events = calling_hand("seven-card-stud", 8, number, {})
+        if not any(isinstance(e, StubReshuffled) for e in events):
+            continue
+        for seat in events[0].seats:
+            text = _exported_as(events, ("player", seat["seat"], seat["player_id"]))
+            try:
+                started = phh.import_hand(text, 1).events[0]
+            except phh.PhhRejected as error:
+                assert "import the auditor's export" in error.message, error.message
+                refused += 1
+                continue
+            named = set(re.findall(r"[2-9TJQKA][cdhs]", "".join(
+                tomllib.loads(text)["actions"])))
+            assert not named & set(started.source["unknown"]), (number, seat)
+            imported += 1
+    assert imported and refused, (imported, refused)
