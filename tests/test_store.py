@@ -630,18 +630,23 @@ def own_server(tmp_path):
 
 
 @pytest.mark.redis
-@pytest.mark.parametrize("hang, written", [(2.5, False), (0.2, True)])
+@pytest.mark.parametrize("hang, written, first", [(2.5, False, False), (0.2, True, False),
+                                                  (2.5, False, True)])
 def test_an_append_that_redis_would_run_after_its_deadline_writes_nothing(tmp_path, hang,
-                                                                         written):
+                                                                         written, first):
     """A Redis that hangs (stopped here) past the client's read timeout and its retry (1 s
     each here) runs, as it wakes, the appends waiting on its sockets, after the client was
     answered that the store is unavailable: so the script writes only within half the read
-    timeout of its sending. A shorter stall is waited out and written."""
+    timeout of its sending. A shorter stall is waited out and written. So too the ``first``
+    append of a process (a store that has appended nothing yet)."""
     server = own_server(tmp_path)
     try:
         store = EventStore(connect(server.url, timeout=1.0))
         assert store.write_deadline == 0.5
         head = put(store, table_stream(T), 0, ev(1))[-1]
+        if first:  # a process that has only read: its connection made, no append answered
+            store = EventStore(connect(server.url, timeout=1.0))
+            store.read_whole([table_stream(T)], [])
         move = [StreamWrite(table_stream(T), 1, [ev(2)], head.hash)]  # the head held
         os.kill(server.proc.pid, signal.SIGSTOP)
         threading.Timer(hang, os.kill, (server.proc.pid, signal.SIGCONT)).start()
