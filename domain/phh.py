@@ -743,8 +743,8 @@ def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[li
             made = [list(e.cards) for e in events if isinstance(e, StubReshuffled)]
             if taken + len(made) >= len(stubs):  # the engine shuffled one: given from now on
                 stubs.extend(made[len(stubs) - taken - 1:])
-            elif not _corrections(events, stubs, taken, start, queues, named, fillers,
-                                  index, state.mucked):
+            elif not _corrections(events, stubs, taken, queues, named, fillers, index,
+                                  state.mucked):
                 taken += len(made)
                 return state, events
     opening = StartHand(hand_no=hand_no, button=len(seats), seats=seats, server_seed="",
@@ -783,14 +783,17 @@ def _deck_of(game) -> list[str]:
     return [str(c) for c in VARIANTS[game.id].deck]
 
 
-def _corrections(events, stubs, taken, start, queues, named, fillers, index, mucked) -> bool:
+def _corrections(events, stubs, taken, queues, named, fillers, index, mucked) -> bool:
     """Swap the document's cards into the places the engine just dealt, in the deck or a
-    reshuffled stub (the later stubs of this step made again after a swap in an earlier
-    one); False when it dealt them already (then they are taken off the queues). A place
-    the document leaves unknown takes a card it names nowhere (one such card, mucked and
-    reshuffled, may fill two places in turn)."""
-    dealt = list(_places(events, stubs, taken, start))
+    reshuffled stub (the later stubs of this step are made again after a swap in an
+    earlier one); False when it dealt them already (then they are taken off the queues). A
+    place the document leaves unknown takes a card it names nowhere (one such card, mucked
+    and reshuffled, may fill two places in turn)."""
+    dealt = list(_places(events, stubs, taken))
+    swapped_in = None  # the stub a swap of this pass was made in
     for (segment, at, who), rank in zip(dealt, _ranks(dealt)):
+        if swapped_in is not None and segment > swapped_in:
+            break  # dealt from a stub that is made again
         stub, queue = stubs[segment], queues.get(who, [])
         if len(queue) <= rank:
             raise PhhRejected(index, f"the game deals {_who(who)} a card here that the "
@@ -812,7 +815,9 @@ def _corrections(events, stubs, taken, start, queues, named, fillers, index, muc
         if j != at:
             stub[at], stub[j] = stub[j], stub[at]
             del stubs[segment + 1:]
-            return True
+            swapped_in = segment
+    if swapped_in is not None:
+        return True
     for segment, at, who in dealt:
         card, _ = queues[who].pop(0)
         if card == UNKNOWN:
@@ -820,10 +825,10 @@ def _corrections(events, stubs, taken, start, queues, named, fillers, index, muc
     return False
 
 
-def _places(events, stubs, taken, start) -> Iterator[tuple[int, int, str]]:
+def _places(events, stubs, taken) -> Iterator[tuple[int, int, str]]:
     """Where each card ``events`` deal lay, as (stub, place in it, recipient), in the order
-    dealing takes them: from the stub of the ``taken``-th reshuffle (0: the deck), cards
-    before ``start`` dealt already, then from each stub the events reshuffle."""
+    dealing takes them: from the stub of the ``taken``-th reshuffle (0: the deck), then
+    from each stub the events reshuffle."""
     segment, places = taken, []
     position = {card: i for i, card in enumerate(stubs[segment])}
     for event in events:
