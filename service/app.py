@@ -47,7 +47,6 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
     app.extensions["cardroom"] = room = Cardroom(
         EventStore(backend.redis, keys, index_ended=backend.config.archive_after is not None),
         keys, enqueue_showdown)
-    room.store.learn_redis_clock()
     if backend.embedded:
         jobs.run_in_app(backend.rq, room)
     for blueprint in (meta, tables, hands, imports):

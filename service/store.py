@@ -65,7 +65,6 @@ expected its last version.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -317,8 +316,8 @@ return {'ok', time[1], time[2]}
 
 # KEYS: streams (of one table), then the archive keys of some of them; ARGV: per stream,
 # the version a reader holds, the hash of its last event, and where its archive is in
-# KEYS (0: it has none).  Per stream: read_on's answer, or {-1, the archive} when the
-# stream is gone and its archive is there.
+# KEYS (0: it has none); then "time" to be answered Redis's TIME after them.  Per stream:
+# read_on's answer, or {-1, the archive} when the stream is gone and its archive is there.
 _READ_ON_LUA = _READ_ON_FUNCTION + """
 local out = {}
 for i = 1, #ARGV / 3 do
@@ -330,6 +329,7 @@ for i = 1, #ARGV / 3 do
     if blob then out[i] = {-1, blob} end
   end
 end
+if #ARGV % 3 == 1 then out[#out + 1] = redis.call('TIME') end
 return out
 """
 
@@ -599,7 +599,11 @@ class EventStore:
             if archive is not None:
                 keys.append(archive)
             args += [str(version), head_hash, str(len(keys)) if archive else "0"]
-        replies = self._read_on_script(keys=keys, args=args)
+        clock = self.write_deadline is not None and self._redis_ahead is None
+        replies = self._read_on_script(keys=keys, args=[*args, "time"] if clock else args)
+        if clock:  # for the deadline of this process's first append (``_run_in_time``)
+            seconds, micros = replies.pop()
+            self._redis_ahead = int(seconds) + int(micros) / 1e6 - time.monotonic()
         return [self._read_on(head, int(version), entries)
                 for head, (version, entries) in zip(heads, replies)]
 
@@ -725,20 +729,14 @@ class EventStore:
         metrics.APPENDS.inc()
         return by_stream
 
-    def learn_redis_clock(self) -> None:
-        """Ask Redis's clock now, so that the first append need not (one round trip less);
-        left to that append when Redis does not answer."""
-        if self.write_deadline is not None and self._redis_ahead is None:
-            with contextlib.suppress(redis.RedisError):
-                self._redis_ahead = self.redis_time() - time.monotonic()
-
     def _run_in_time(self, keys: list[str], args: list[str]) -> Any:
         """The append script's answer. With a ``write_deadline``, Redis runs it within that
         many seconds of its sending or writes nothing: a Redis that hung would otherwise run
         it once it woke, after the client had been answered that the store is unavailable,
         and a move retried after that 503 would be made twice. A script that finds itself
         late at once (this process's idea of Redis's clock was wrong) is sent again. That
-        idea comes from the answers, and before the first from Redis's ``TIME``."""
+        idea comes from the answers, and before the first from a read's (``read_on``), else
+        from Redis's ``TIME``, asked then."""
         if self.write_deadline is not None and self._redis_ahead is None:
             self._redis_ahead = self.redis_time() - time.monotonic()  # raises if Redis hangs
         for _ in range(2):

@@ -630,21 +630,27 @@ def own_server(tmp_path):
 
 
 @pytest.mark.redis
-@pytest.mark.parametrize("hang, written, first", [(2.5, False, False), (0.2, True, False),
-                                                  (2.5, False, True)])
+@pytest.mark.parametrize("hang, written, first", [
+    (2.5, False, None), (0.2, True, None), (2.5, False, "read_on"), (2.5, False, "read_whole")])
 def test_an_append_that_redis_would_run_after_its_deadline_writes_nothing(tmp_path, hang,
                                                                          written, first):
     """A Redis that hangs (stopped here) past the client's read timeout and its retry (1 s
     each here) runs, as it wakes, the appends waiting on its sockets, after the client was
     answered that the store is unavailable: so the script writes only within half the read
     timeout of its sending. A shorter stall is waited out and written. So too the ``first``
-    append of a process (a store that has appended nothing yet)."""
+    append of a process that has only read (its connection made): a hand read
+    (``read_on``) answers Redis's clock beside the events; after another read, the append
+    asks it first."""
     server = own_server(tmp_path)
     try:
         store = EventStore(connect(server.url, timeout=1.0))
         assert store.write_deadline == 0.5
         head = put(store, table_stream(T), 0, ev(1))[-1]
-        if first:  # a process that has only read: its connection made, no append answered
+        if first == "read_on":
+            store = EventStore(connect(server.url, timeout=1.0))
+            assert store.read_on([(table_stream(T), 1, head.hash)]) == [(1, [])]
+            assert store._redis_ahead is not None
+        elif first == "read_whole":
             store = EventStore(connect(server.url, timeout=1.0))
             store.read_whole([table_stream(T)], [])
         move = [StreamWrite(table_stream(T), 1, [ev(2)], head.hash)]  # the head held
