@@ -45,12 +45,13 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache, partial
 from json.encoder import encode_basestring
 from typing import Any
 
 from domain.cards import STANDARD_DECK, codes, parse_cards, shuffled
+from domain.errors import DomainError
 
 JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # the types of JSON's scalars
 
@@ -59,6 +60,8 @@ CHAINED_FIELDS = ("type", "data", "version", "event_id", "occurred_at", "actor",
                   "prev_hash")
 SALT_BYTES = 16
 _CARDS = codes(STANDARD_DECK)  # a whole deck, as an imported hand's must be
+_INDEX = re.compile(r"0|[1-9][0-9]*")  # an array index in a JSON pointer (RFC 6901)
+_SALT = re.compile(f"[0-9a-f]{{{2 * SALT_BYTES}}}")
 
 ALGORITHMS = {
     "canonical_json": "json.dumps(value, sort_keys=True, separators=(',', ':'), "
@@ -280,8 +283,9 @@ def verify_history(history: dict, public_key: str | None = None,
         except Problem as problem:
             results.append({"name": name, "ok": False, "detail": str(problem)})
         except (KeyError, TypeError, ValueError, IndexError, AttributeError, StopIteration,
-                ArithmeticError, RecursionError, RuntimeError) as error:  # from events and
-            # options no engine would make (RuntimeError: a generator's StopIteration)
+                ArithmeticError, RecursionError, RuntimeError, DomainError) as error:  # from
+            # events and options no engine would make (RuntimeError: a generator's
+            # StopIteration; DomainError: the rules refuse what they are given)
             results.append({"name": name, "ok": False,
                             "detail": f"malformed history: {type(error).__name__}: {error}"})
     return results
@@ -336,18 +340,58 @@ def table_signed_problem(receipt: dict, table_events: list[dict]) -> str | None:
     return None
 
 
-def _commitments(_history, events, _key) -> str:
+def _commitments(history, events, _key) -> str:
+    """Each opening matches its commitment, under the one pointer that names it (array
+    indices written as RFC 6901 writes them) and with a salt of ``SALT_BYTES``; with the
+    server seed revealed, the reader sees everything, so every commitment is opened."""
     count = 0
     for event in events:
-        for pointer, opening in (event.get("openings") or {}).items():
+        openings = event.get("openings") or {}
+        for pointer, opening in openings.items():
             sealed = _resolve_or_none(event["data"], pointer)
-            if not isinstance(sealed, dict) or "commitment" not in sealed:
+            if not isinstance(sealed, dict) or "commitment" not in sealed or not _canonical(
+                    event["data"], pointer):
                 raise Problem(f"event {event['version']}: opening {pointer} has no commitment")
-            if commit(opening["value"], opening["salt"]) != sealed["commitment"]:
+            if not _SALT.fullmatch(str(opening["salt"])) or commit(
+                    opening["value"], opening["salt"]) != sealed["commitment"]:
                 raise Problem(f"event {event['version']}: opening {pointer} does not match "
                               "its commitment")
             count += 1
+        if history.get("server_seed"):
+            unopened = next((p for p in _sealed(event["data"], "") if p not in openings), None)
+            if unopened is not None:
+                raise Problem(f"event {event['version']}: the server seed is revealed, the "
+                              f"commitment at {unopened} is not opened")
     return f"{count} openings match their commitments"
+
+
+def _canonical(data: Any, pointer: str) -> bool:
+    """Whether ``pointer`` names its value in ``data`` as RFC 6901 writes it: an array
+    index as digits with no sign, space or leading zero (``int`` takes ``00`` and ``-1``)."""
+    node = data
+    for token in _tokens(pointer):
+        if isinstance(node, list):
+            if not _INDEX.fullmatch(token) or int(token) >= len(node):
+                return False
+            node = node[int(token)]
+        elif isinstance(node, dict) and token in node:
+            node = node[token]
+        else:
+            return False
+    return True
+
+
+def _sealed(value: Any, pointer: str) -> Iterator[str]:
+    """The pointers of the commitments in ``value``."""
+    if isinstance(value, dict):
+        if set(value) == {"commitment"}:
+            yield pointer
+            return
+        for key, item in value.items():
+            yield from _sealed(item, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _sealed(item, f"{pointer}/{index}")
 
 
 def _shown_hands(_history, events, _key) -> str:
@@ -400,9 +444,7 @@ def _check_held(event: dict, cards: set | None) -> None:
 
 
 def _seed(history, events, _key) -> str:
-    seed = history.get("server_seed")
-    if not seed:
-        raise Skipped("the server seed is not revealed to this viewer")
+    seed = _revealed_seed(history, events, "the server seed")
     started = _started(events)
     if _imported(started):
         return "no seed: the hand was imported, its cards came from its document"
@@ -412,16 +454,32 @@ def _seed(history, events, _key) -> str:
     return "the server seed matches its commitment"
 
 
-def _deck(history, events, _key) -> str:
+def _revealed_seed(history, events, what: str) -> str:
+    """The server seed; Skipped where this reader may not have it, but a hand ended at a
+    table whose options reveal it to everyone."""
     seed = history.get("server_seed")
+    if seed:
+        return seed
+    started = _started(events) if events else None
+    if started and started["data"]["options"].get("reveal") == "everyone" and (
+            events[-1]["type"] == "HandEnded"):
+        raise Problem(f"event {events[-1]['version']}: the hand has ended at a table that "
+                      "reveals the server seed to everyone, and the history holds none")
+    raise Skipped(f"{what} is not revealed to this viewer")
+
+
+def _deck(history, events, _key) -> str:
+    seed = _revealed_seed(history, events, "the deck")
     started = _started(events) if events else None
     opening = started and (started.get("openings") or {}).get("/deck")
-    if not seed:
-        raise Skipped("the deck is not revealed to this viewer")
     if not opening:
         raise Problem(f"event {started['version']}: the server seed is revealed, the deck "
                       "is not opened")
     data, deck = started["data"], opening["value"]
+    if not _imported(started) and set(data["client_seeds"]) != {
+            str(seat["seat"]) for seat in data["seats"]}:
+        raise Problem(f"event {started['version']}: client_seeds are not those of the seats "
+                      "dealt in")
     if not _imported(started) and deck != deck_order(seed, data["client_seeds"], data["hand_no"]):
         raise Problem(f"event {started['version']}: the deck is not the one the seeds determine")
     if _imported(started) and (not isinstance(deck, list) or not all(
@@ -498,6 +556,9 @@ def _alike_deals(events: list[dict], position: int) -> list[dict]:
     first, run = events[position]["data"], []
     for event in events[position:]:
         data = event["data"]
+        if event["type"] == "CardsDealt" and type(data.get("face_up")) is not bool:
+            raise Problem(f"event {event['version']}: CardsDealt's face_up is not true or "
+                          "false")
         if event["type"] != "CardsDealt" or data.get("face_up") != first.get("face_up") or (
                 len(data["cards"]) != len(first["cards"])):
             break
@@ -567,6 +628,11 @@ def _receipt(history, events, public_key) -> str:
         if name in history and receipt[name] != history[name]:
             raise Problem(f"the receipt is for {name} {receipt[name]!r}, not "
                           f"{history[name]!r}")
+    started = _started(events)
+    if receipt["hand_no"] != started["data"]["hand_no"]:
+        raise Problem(f"event {started['version']}: the hand started as hand "
+                      f"{started['data']['hand_no']!r}, the receipt is for hand "
+                      f"{receipt['hand_no']!r}")
     if not ended or receipt["stacks"] != head["data"]["stacks"]:
         raise Problem(f"event {head['version']}: the receipt's stacks are not the hand's final "
                       "stacks")

@@ -1179,3 +1179,67 @@ def test_a_deck_opened_without_its_reshuffle_key_fails_the_deck(client, fake_bac
     del history["events"][0]["openings"]["/reshuffle_key"]
     deck = {c["name"]: c for c in fairness.verify_history(history)}["deck"]
     assert not deck["ok"] and "the reshuffle_key is not" in deck["detail"], deck
+
+
+def _dealt(history: dict) -> dict:
+    return next(e for e in history["events"] if e["type"] == "CardsDealt")
+
+
+def _short_salt(history: dict) -> None:
+    """A card's commitment made again with a salt of 13 bytes (any length hashes)."""
+    dealt = _dealt(history)
+    opening = dealt["openings"]["/cards/0"]
+    opening["salt"] = opening["salt"][:26]
+    dealt["data"]["cards"][0] = {"commitment": fairness.commit(opening["value"],
+                                                               opening["salt"])}
+
+
+@pytest.mark.parametrize("forge, check, reason", [
+    (lambda h: _dealt(h)["openings"].pop("/cards/1"), "commitments",
+     "the commitment at /cards/1 is not opened"),
+    (lambda h: _dealt(h)["openings"].__setitem__("/cards/00", _dealt(h)["openings"]["/cards/0"]),
+     "commitments", "opening /cards/00 has no commitment"),
+    (_short_salt, "commitments", "opening /cards/0 does not match"),
+    (lambda h: _dealt(h)["data"].pop("face_up"), "deck", "face_up is not true or false"),
+    (lambda h: h["events"][0]["data"].__setitem__("hand_no", 7), "receipt",
+     "the hand started as hand 7"),
+    (lambda h: h["events"][0]["data"]["client_seeds"].__setitem__("9", "ground"), "deck",
+     "client_seeds are not those of the seats dealt in")])
+def test_an_auditors_history_bent_where_the_checks_once_looked_away_fails(
+        client, fake_backend, table, forge, check, reason):
+    """Each a kind of forgery that once passed, re-chained and re-signed with the service's
+    key: a card left unopened beside the revealed seed (a discard so hidden once changed
+    the winner), one opened twice under an alias of its pointer or with a short salt, a
+    deal's face_up left out (the deal then read a seat at a time), the start's hand number
+    or client seeds changed (another deck from the same seed)."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    assert all(c["ok"] for c in fairness.verify_history(history))
+    forge(history)
+    rechained(history["events"])
+    keys, head = fake_backend.config.keys(), history["events"][-1]
+    receipt = {**history["receipt"]["receipt"], "head_hash": head["hash"]}
+    history["receipt"] = {"receipt": receipt, "signature": keys.sign(receipt)}
+    found = {c["name"]: c for c in fairness.verify_history(history, keys.public_key)}[check]
+    assert not found["ok"] and reason in found["detail"], found
+
+
+def test_at_a_table_that_reveals_to_everyone_an_ended_hand_without_its_seed_fails(
+        client, fake_backend):
+    table = new_table(client, reveal="everyone")
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][1]).json
+    assert all(c["ok"] and not c.get("skipped") for c in fairness.verify_history(history))
+    del history["server_seed"]
+    checks = {c["name"]: c for c in fairness.verify_history(history)}
+    assert not checks["deck"]["ok"] and "reveals the server seed to everyone" in (
+        checks["deck"]["detail"])
+
+
+def test_a_deck_the_rules_cannot_deal_from_fails_the_rules_check_without_a_traceback(
+        client, fake_backend, table):
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["players"][1]).json
+    history["events"][0]["data"]["deck"] = {}
+    rules = {c["name"]: c for c in fairness.verify_history(history)}["rules"]
+    assert not rules["ok"] and "malformed history: DomainError" in rules["detail"], rules
