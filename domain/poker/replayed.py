@@ -20,6 +20,8 @@ reads. Then:
   tell), and the seat the rules name acts after it; each round opens with the seat the
   rules name, and no other turn is given (the cards dealt are as recorded: the audit
   decides those again);
+* each card this reader can read is a card of the game's deck, dealt once until a
+  reshuffle gives the mucked cards back to the stub;
 * an uncalled bet goes back, all of its excess and only that, to the seat that made it;
 * a pot won without a showdown is the whole pot, to the one player left in;
 * at the showdown (one) every hand shown is all of its seat's cards, each once, no card is in two
@@ -74,6 +76,7 @@ def rules_problem(events: list[dict]) -> str | None:
     state, shown, dealing_until, posted_until = engine.initial_state(
         {"game": facts[0].game, "options": facts[0].options}), False, 0, 0
     closed: set[int] = set()  # the betting rounds closed so far
+    out: set[str] = set()  # the cards this reader has seen dealt, not since reshuffled
     for position, fact in enumerate(facts):
         fact = _counted(state, fact)
         shown = shown or isinstance(fact, ShowdownEvaluated)
@@ -84,6 +87,7 @@ def rules_problem(events: list[dict]) -> str | None:
                    or _street_problem(state, fact, closed)
                    or _undue_deal(state, fact, facts[position + 1:position + 2],
                                   position <= dealing_until)
+                   or _dealt_twice(state, fact, out)
                    or _paid_problem(state, fact, facts[position:], shown))
         if problem:
             return f"event {events[position]['version']}: {problem}"
@@ -105,6 +109,27 @@ def rules_problem(events: list[dict]) -> str | None:
                         "dealt as the rules deal it: to each player still in, from the "
                         "dealer's left, as many cards as it deals")
             dealing_until = position + len(due)
+    return None
+
+
+def _dealt_twice(state: HandState, fact: Event, out: set[str]) -> str | None:
+    """A card dealt that is no card of the game's deck, or that is out of the stub already
+    (dealt, and not given back to it since by a reshuffle of the cards mucked). Keeps
+    ``out``: the readable cards dealt."""
+    if isinstance(fact, StubReshuffled):
+        out.difference_update(state.mucked)
+        return None
+    cards = (fact.cards if isinstance(fact, (CardsDealt, BoardDealt)) else
+             fact.received if isinstance(fact, CardsDrawn) else ())
+    deck = set(codes(VARIANTS[state.game].deck))
+    for card in cards:
+        if isinstance(card, str) and card.startswith(UNREAD):
+            continue
+        if card not in deck:
+            return f"{fact.type} deals {card!r}, which is no card of the game's deck"
+        if card in out:
+            return f"{fact.type} deals {card}, which was dealt already and not reshuffled since"
+        out.add(card)
     return None
 
 
@@ -319,7 +344,8 @@ def _rejudged(state: HandState, shown: ShowdownEvaluated, paid: list[PotAwarded]
 
 
 def _cards_problem(state: HandState, shown: dict[int, tuple]) -> str | None:
-    """A hand shown that is not all of its seat's cards, each once; or a card in two places."""
+    """A hand shown that is not all of its seat's cards, each once; or a card in two places
+    (in hands, on the board, in the muck)."""
     for seat, cards in shown.items():
         held = state.seat(seat).cards
         readable = {card for card in held if not card.startswith(UNREAD)}
@@ -327,7 +353,8 @@ def _cards_problem(state: HandState, shown: dict[int, tuple]) -> str | None:
             return f"seat {seat} shows {' '.join(cards)}, not the {len(held)} cards it holds"
     everywhere = Counter(card for s in state.in_hand() for card in shown.get(s.seat, s.cards)
                          if not card.startswith(UNREAD))
-    twice = sorted(card for card, count in (everywhere + Counter(state.board)).items()
+    mucked = Counter(card for card in state.mucked if not card.startswith(UNREAD))
+    twice = sorted(card for card, count in (everywhere + Counter(state.board) + mucked).items()
                    if count > 1)
     return f"{' '.join(twice)} is in two places" if twice else None
 

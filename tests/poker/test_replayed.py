@@ -238,3 +238,56 @@ def test_an_uncontested_pot_paid_before_its_round_closed_fails():
     events, state = ended([(2, "fold", None), (3, "fold", None)])
     history = [e for e in viewed(events, OUTSIDER, state) if e["type"] != "BettingRoundClosed"]
     assert "the pot is paid before round 1 has closed" in rules_problem(history)
+
+
+def _holdem_seat_1_folds():
+    """Hold'em, three players: seat 1 folds first, the others check and call to the end."""
+    state, events = start([1000] * 3, game="texas-holdem", button=1)
+    folded = False
+    while state.status != "ended":
+        if state.status == "showdown_pending":
+            more = engine.decide(state, Showdown())
+            state, events = reduce(engine.evolve, more, state), events + more
+            continue
+        legal = {a["type"] for a in engine.legal_actions(state, state.to_act)}
+        move = ("fold" if state.to_act == 1 and not folded else
+                "check" if "check" in legal else "call")
+        folded = folded or move == "fold"
+        state, more = act(state, state.to_act, move)
+        events += more
+    return events, state
+
+
+def test_a_card_dealt_again_before_a_reshuffle_or_no_card_at_all_fails_for_whoever_reads_it():
+    """The folded player's own hole card dealt again on the flop (hold'em never
+    reshuffles), as that player reads the hand; and a board card that is no card."""
+    events, state = _holdem_seat_1_folds()
+    folder = Viewer("player", 1, "id1")
+    mine = state.seat(1).cards[0]
+    again = history(events, state, folder)
+    data(again, "BoardDealt")["cards"][0] = mine
+    assert f"BoardDealt deals {mine}, which was dealt already" in rules_problem(again)
+    assert rules_problem(history(events, state)) is None  # the outsider cannot tell
+    nothing = history(events, state, folder)
+    data(nothing, "BoardDealt")["cards"][0] = "Khx"
+    assert "deals 'Khx', which is no card of the game's deck" in rules_problem(nothing)
+
+
+def test_a_card_shown_that_the_reader_threw_away_fails_as_in_two_places():
+    """Seat 3 throws away a card at the draw (no reshuffle): seat 1 showing it is caught
+    by seat 3."""
+    moves = [(2, "check", None), (3, "check", None), (1, "check", None), (2, "draw", None),
+             (3, "draw", None), (1, "draw", None), (2, "check", None), (3, "check", None),
+             (1, "check", None)]
+    state, events = start([1000] * 3, button=1)
+    for seat, move, _ in moves:
+        cards = state.seat(3).cards[:1] if (seat, move) == (3, "draw") else ()
+        state, more = act(state, seat, move, cards=cards)
+        events += more
+    more = engine.decide(state, Showdown())
+    state, events = reduce(engine.evolve, more, state), events + more
+    thrown = next(e for e in events if type(e).__name__ == "CardsDrawn" and e.seat == 3)
+    edited = history(events, state, Viewer("player", 3, "id3"))
+    hand = next(h for h in data(edited, "ShowdownEvaluated")["hands"] if h["seat"] == 1)
+    hand["cards"][0] = thrown.discarded[0]
+    assert f"{thrown.discarded[0]} is in two places" in rules_problem(edited)
