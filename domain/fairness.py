@@ -45,7 +45,7 @@ import hashlib
 import json
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache, partial
 from json.encoder import encode_basestring
 from typing import Any
@@ -358,7 +358,7 @@ def _commitments(history, events, _key) -> str:
                               "its commitment")
             count += 1
         if history.get("server_seed"):
-            unopened = next((p for p in _sealed(event["data"], "") if p not in openings), None)
+            unopened = next((p for p in _sealed(event["data"]) if p not in openings), None)
             if unopened is not None:
                 raise Problem(f"event {event['version']}: the server seed is revealed, the "
                               f"commitment at {unopened} is not opened")
@@ -381,17 +381,22 @@ def _canonical(data: Any, pointer: str) -> bool:
     return True
 
 
-def _sealed(value: Any, pointer: str) -> Iterator[str]:
-    """The pointers of the commitments in ``value``."""
-    if isinstance(value, dict):
-        if set(value) == {"commitment"}:
-            yield pointer
-            return
-        for key, item in value.items():
-            yield from _sealed(item, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _sealed(item, f"{pointer}/{index}")
+def _sealed(data: dict) -> list[str]:
+    """The pointers of the commitments in an event's ``data`` (most of it scalars, passed
+    over at once)."""
+    found, nodes = [], [(data, "")]
+    while nodes:
+        node, pointer = nodes.pop()
+        if type(node) is dict:
+            if len(node) == 1 and "commitment" in node:
+                found.append(pointer)
+                continue
+            nodes += [(item, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+                      for key, item in node.items() if type(item) not in JSON_SCALARS]
+        elif type(node) is list:
+            nodes += [(item, f"{pointer}/{index}") for index, item in enumerate(node)
+                      if type(item) not in JSON_SCALARS]
+    return found
 
 
 def _shown_hands(_history, events, _key) -> str:
