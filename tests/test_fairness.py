@@ -1243,3 +1243,17 @@ def test_a_deck_the_rules_cannot_deal_from_fails_the_rules_check_without_a_trace
     history["events"][0]["data"]["deck"] = {}
     rules = {c["name"]: c for c in fairness.verify_history(history)}["rules"]
     assert not rules["ok"] and "malformed history: DomainError" in rules["detail"], rules
+
+
+def test_a_commitment_left_unopened_fails_also_where_the_caller_counts_them_in_the_stored_text(
+        client, fake_backend, table):
+    """The audit gives the events' stored JSON (``data_json``), whose commitments are
+    counted in the text rather than found by walking the data."""
+    hand_no = finished_hand(client, fake_backend, table)
+    history = client.get(hand_url(table, hand_no, "/history"), headers=table["auditor"]).json
+    texts = [fairness.canonical_json(e["data"]) for e in history["events"]]
+    assert all(c["ok"] for c in fairness.verify_history(history, None, texts))
+    _dealt(history)["openings"].pop("/cards/1")
+    found = {c["name"]: c for c in fairness.verify_history(history, None, texts)}
+    assert not found["commitments"]["ok"] and "/cards/1 is not opened" in (
+        found["commitments"]["detail"])
