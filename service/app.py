@@ -11,6 +11,7 @@ from service import handover, jobs, limits, logs, metrics, problems
 from service.backend import Backend
 from service.config import Config
 from service.jsonio import JSONProvider
+from service.keys import published_on
 from service.live import StreamSlots
 from service.room import Cardroom
 from service.routes import Number, check_request
@@ -51,7 +52,8 @@ def create_app(config: Config | None = None, *, backend: Backend | None = None) 
         jobs.run_in_app(backend.rq, room)
     for blueprint in (meta, tables, hands, imports):
         app.register_blueprint(blueprint)
-    problems.register(app)
+    outage = problems.register(app)
+    backend.on_each_connection(lambda connection: published_on(connection, keys) and outage.up())
     if backend.config.trusted_proxies:  # the client's address, not the balancer's
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=backend.config.trusted_proxies, x_proto=0,
                                 x_host=0, x_port=0, x_prefix=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 from typing import Any, Callable
 
 from flask import request
@@ -14,6 +15,7 @@ from service.reads import NotFound
 from service.room import hash_token
 
 _RECOGNISED = "cardroom.token_recognised"  # in the request's WSGI environ
+_TOKEN68 = re.compile(r"[A-Za-z0-9\-._~+/]+=*")  # RFC 6750's b64token
 
 
 def viewer(table: TableState, hand: Callable[[], Any] | None = None,
@@ -24,9 +26,13 @@ def viewer(table: TableState, hand: Callable[[], Any] | None = None,
     whose former players are recognised too (to be answered a retry of their leave)."""
     environ = request.environ
     scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "unauthorized", "send Authorization: Bearer <token>")
-    digest = hash_token(token.strip())
+    if not _TOKEN68.fullmatch(token):  # two headers arrive joined by a comma
+        raise ApiError(401, "unauthorized", "send one Authorization header, of one bearer "
+                       "token (letters, digits and -._~+/ then any =)")
+    digest = hash_token(token)
     caller = (_holder(digest, table) or (hand and _dealt_in_before_leaving(digest, table, hand))
               or (left is not None and _left(digest, table, left)) or None)
     environ[_RECOGNISED] = caller is not None  # (a held table may have known it, a read not)

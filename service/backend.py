@@ -36,6 +36,7 @@ import importlib
 import logging
 import threading
 import time
+from typing import Any, Callable
 
 import fakeredis
 import hiredis
@@ -165,12 +166,32 @@ class _Cluster(RedisCluster):
                 self._asking.release()
         return asked
 
+    def on_connect(self, connection):
+        super().on_connect(connection)
+        if self.connected is not None:
+            self.connected(connection)
+
+    connected: Callable[[Any], None] | None = None  # ``on_each_connection``'s hook
+
     def execute_command(self, *args, **kwargs):
         since = self._asked_since
         if since is not None and time.monotonic() - since > self.MAP_PATIENCE:
             raise Rediscovering("the Redis Cluster's nodes are being asked for its map, and "
                                 "they are slow to answer")
         return super().execute_command(*args, **kwargs)
+
+
+def on_each_connection(client: redis.Redis | RedisCluster, hook: Callable[[Any], None]) -> None:
+    """Run ``hook`` on every connection ``client`` makes from now on, once redis-py has set it
+    up: at first, and again after Redis restarted or failed over."""
+    if isinstance(client, _Cluster):
+        client.connected = hook
+        return
+
+    def connected(connection) -> None:
+        connection.on_connect()
+        hook(connection)
+    client.connection_pool.connection_kwargs["redis_connect_func"] = connected
 
 
 class _Packer(redis.connection.HiredisRespSerializer):
@@ -237,6 +258,17 @@ class Backend:
         # An outage of the events' Redis the sweep meets (a worker on one Redis shares its own)
         self.events_outage = Outage(log, "the sweeper tries again every second")
         self._quick_redis: redis.Redis | RedisCluster | None = None
+        self._connected: Callable[[Any], None] | None = None
+
+    def on_each_connection(self, hook: Callable[[Any], None]) -> None:
+        """Run ``hook`` on each new connection to the events' Redis (not the embedded one,
+        which never restarts), the quick client's too."""
+        if self.embedded:
+            return
+        self._connected = hook
+        for client in (self.redis, self._quick_redis):
+            if client is not None:
+                on_each_connection(client, hook)
 
     @classmethod
     def from_config(cls, config: Config | None = None) -> "Backend":
@@ -261,8 +293,11 @@ class Backend:
         if self.embedded:
             return self.redis
         if self._quick_redis is None:  # two probes at once may make two: no harm
-            self._quick_redis = connect(self.config.redis_url, cluster=self.config.redis_cluster,
-                                        timeout=QUICK_TIMEOUT, retries=0)
+            quick = connect(self.config.redis_url, cluster=self.config.redis_cluster,
+                            timeout=QUICK_TIMEOUT, retries=0)
+            if self._connected is not None:
+                on_each_connection(quick, self._connected)
+            self._quick_redis = quick
         return self._quick_redis
 
     def check_store(self) -> None:

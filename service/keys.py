@@ -18,7 +18,8 @@
 
 The API publishes its pair's fingerprint (``Keys.fingerprint``: the public key and a MAC
 under the secret key, never a secret) at ``KEYS_KEY`` with the events, as ``cardroom
-serve`` starts; a ``cardroom worker`` whose own differs refuses to take jobs
+serve`` starts and where none is on each connection it makes after (``published_on``: Redis
+restarted empty); a ``cardroom worker`` whose own differs refuses to take jobs
 (``keys_disagree``), since it could not read a hand's hidden cards, or would sign receipts
 that the published key does not verify.
 
@@ -42,6 +43,7 @@ from functools import cached_property
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from redis.exceptions import ResponseError
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from domain.fairness import receipt_message, seed_commitment
@@ -145,6 +147,19 @@ def publish_keys(client, keys: Keys) -> str | None:
     if client.set(KEYS_KEY, keys.fingerprint, nx=True):
         return None
     return keys_disagree(client, keys)
+
+
+def published_on(connection, keys: Keys) -> bool:
+    """The API's, on each connection it makes: its fingerprint at ``KEYS_KEY`` where none is
+    (Redis restarted empty, or was emptied, since ``publish_keys``), for the workers that
+    start after. Whether Redis answered; a node of a cluster that does not hold the key
+    answers with a redirection, and the connection to the node that does publishes."""
+    connection.send_command("SET", KEYS_KEY, keys.fingerprint, "NX")
+    try:
+        connection.read_response()
+    except ResponseError as refused:
+        return str(refused).startswith("MOVED")
+    return True
 
 
 def keys_disagree(client, keys: Keys) -> str | None:

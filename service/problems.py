@@ -63,7 +63,9 @@ def answer(error: ApiError):
     return response
 
 
-def register(app: Flask) -> None:
+def register(app: Flask) -> Outage:
+    """The app's problem answers; the outage of the store they report, which ends once a
+    request finds the store answering (``store_answers``) or a new connection does."""
     outage = Outage(app.logger, "answering 503 store_unavailable", remind_every=60.0)
 
     app.register_error_handler(ApiError, answer)
@@ -149,6 +151,7 @@ def register(app: Flask) -> None:
             return unreadable(error)  # a key of another type than this service writes
         app.logger.exception("unhandled error")
         return problem(500, "internal_error", "an unexpected error occurred")
+    return outage
 
 
 def _reads_the_store(endpoint: str | None) -> bool:

@@ -170,6 +170,10 @@ def test_tokens_are_checked(client, table):
     url = hand_url(table, hand_no)
     assert_problem(client.get(url), 401, "unauthorized")
     assert_problem(client.get(url, headers=auth("nope")), 403, "forbidden")
+    twice = [("Authorization", table["admin"]["Authorization"])] * 2  # arrives comma-joined
+    refused = client.get(url, headers=twice)
+    assert_problem(refused, 401, "unauthorized")
+    assert "one Authorization header" in refused.json["detail"]
     other = client.post("/v1/tables", json={"game": "five-card-draw"}).json
     assert_problem(client.get(url, headers=auth(other["admin_token"])), 403, "forbidden")
     assert_problem(client.post(f"/v1/tables/{table['id']}/hands", headers=table["players"][1]),

@@ -335,7 +335,8 @@ def test_json_that_is_not_an_object_is_an_invalid_request(client, document):
 
 @pytest.mark.parametrize("suffix, parameter", [
     ("?at=x", "at"), ("?at=0", "at"), ("/events?after=-1", "after"),
-    ("/events?after=abc", "after"), ("/events?before=3", "before"),
+    ("/events?after=abc", "after"), ("/events?after=999", "after"),
+    ("/events?before=3", "before"),
     ("/history?format=xml", "format")])
 def test_a_bad_query_parameter_is_named_as_a_query_parameter(client, table, hand, suffix,
                                                               parameter):

@@ -17,6 +17,7 @@ import redis
 from service.app import create_app
 from service.backend import Backend, store_unavailable
 from service.config import Config
+from service.keys import KEYS_KEY, keys_disagree, new_key_pair
 from service.store import EventStore, NewEvent, StreamWrite, table_stream
 from tests.processes import RedisServer, free_port
 
@@ -104,6 +105,34 @@ def test_the_api_logs_an_outage_once_and_once_more_when_the_store_answers_again(
     said = [r.getMessage() for r in caplog.records if "event store" in r.getMessage()]
     assert len(said) == 2 and "is unavailable" in said[0], said
     assert said[1] == "the event store answers again", said
+
+
+def test_after_redis_restarts_empty_a_refusal_ends_the_outage_and_the_keys_are_published_again(
+        tmp_path, caplog):
+    """A Redis that keeps nothing on disk comes back empty: the API's first connection to
+    it logs the end of the outage, whatever the request is answered (here 404), and puts
+    back the keys' fingerprint, by which a worker started later with other keys stops."""
+    server = RedisServer(shutil.which("redis-server") or pytest.skip("no redis-server"),
+                         tmp_path).start()
+    config = Config(redis_url=server.url, **dict(zip(("secret_key", "signing_key"),
+                                                     new_key_pair())))
+    client = create_app(backend=Backend.from_config(config)).test_client()
+    try:
+        table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
+        server.stop()
+        assert_store_unavailable(client.get(f"/v1/tables/{table['table_id']}"), "stopped")
+        server.start()
+        gone = client.get(f"/v1/tables/{table['table_id']}")
+        assert gone.status_code == 404, gone.json
+        published = redis.Redis.from_url(server.url)
+        assert published.get(KEYS_KEY).decode() == config.keys().fingerprint
+        other = Config(redis_url=server.url, **dict(zip(("secret_key", "signing_key"),
+                                                        new_key_pair()))).keys()
+        assert "CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY" in keys_disagree(published, other)
+    finally:
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if "event store" in r.getMessage()]
+    assert len(said) == 2 and said[1] == "the event store answers again", said
 
 
 def test_the_api_client_gives_up_quickly_on_a_dead_or_hung_redis():

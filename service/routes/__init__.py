@@ -260,9 +260,9 @@ def refuse_unknown_query(asked: Request) -> None:
     repeated = {name: ["given more than once"] for name in asked.args
                 if len(asked.args.getlist(name)) > 1}
     if repeated:
-        raise _invalid_query(repeated)
+        raise invalid_query(repeated)
     if not getattr(current_app.view_functions[rule.endpoint], "takes_query", False):
-        raise _invalid_query({name: ["this route takes no query parameters"]
+        raise invalid_query({name: ["this route takes no query parameters"]
                               for name in asked.args})
 
 
@@ -275,10 +275,10 @@ def query(schema: Schema) -> dict:
     try:
         return schema.load(request.args)
     except ValidationError as error:
-        raise _invalid_query(error.messages) from None
+        raise invalid_query(error.messages) from None
 
 
-def _invalid_query(messages: dict) -> ApiError:
+def invalid_query(messages: dict) -> ApiError:
     named = "; ".join(f"query parameter '{name}': {_text(problems)}"
                       for name, problems in messages.items())
     return ApiError(422, "invalid_query", named, errors=messages)

@@ -16,7 +16,8 @@ from service.addresses import client_address
 from service.auth import require
 from service.problems import ApiError
 from service.room import NotSeated, seats
-from service.routes import answered, body, client_key, query, room, takes_query, takes_token
+from service.routes import (answered, body, client_key, invalid_query, query, room, takes_query,
+                            takes_token)
 
 hands = Blueprint("hands", __name__, url_prefix="/v1/tables/<table_id>/hands")
 
@@ -87,6 +88,10 @@ def events(table_id: str, hand_no: int):
     snapshot = room().snapshot(table_id, hand_no)
     caller = require(snapshot.table.state, "admin", "auditor", "player", hand=_state(snapshot))
     after = query(schemas.events_query)["after"]
+    version = snapshot.the_hand().version
+    if after > version:  # as the event stream refuses a Last-Event-ID past the hand's end
+        raise invalid_query({"after": [f"hand {hand_no} has events 1 to {version}; after "
+                                       f"must be 0 to {version}"]})
     return {"events": room().hand_events(table_id, hand_no, caller, after, snapshot)}
 
 
