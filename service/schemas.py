@@ -3,7 +3,7 @@ outside sane bounds are refused before any command is built."""
 
 from __future__ import annotations
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import RAISE, Schema, ValidationError, fields, post_load, validate
 
 from domain.cards import InvalidCard, parse_card
 from domain.names import MAX_LENGTH, name_problem
@@ -19,8 +19,24 @@ class Strict(Schema):
         unknown = RAISE
 
 
+def whole(value):
+    """``value``, but a number written with a zero fraction (``6.0``) as the integer it is, as
+    JSON Schema counts it (the API's description says ``integer``)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+class Whole(fields.Integer):
+    """An integer, written ``6`` or ``6.0``; never a bool, a string or another fraction."""
+
+    def __init__(self, **kwargs):
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value):
+        return super()._validated(whole(value))
+
+
 def _amount(**kwargs):
-    return fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_AMOUNT), **kwargs)
+    return Whole(validate=validate.Range(min=1, max=MAX_AMOUNT), **kwargs)
 
 
 def _card(value: str) -> None:
@@ -33,8 +49,11 @@ def _card(value: str) -> None:
 class CreateTable(Strict):
     game = fields.String(required=True, validate=validate.Length(min=1, max=64))
     options = fields.Dict(keys=fields.String(), load_default=dict)
-    max_seats = fields.Integer(strict=True, validate=validate.Range(min=1, max=100),
-                               load_default=None)
+    max_seats = Whole(validate=validate.Range(min=1, max=100), load_default=None)
+
+    @post_load
+    def _whole_options(self, data: dict, **kwargs) -> dict:
+        return {**data, "options": {name: whole(value) for name, value in data["options"].items()}}
 
 
 def _player_name(value: str) -> None:
@@ -67,12 +86,12 @@ class StartHand(Strict):
 
 class Action(Strict):
     type = fields.String(required=True, validate=validate.OneOf(ACTION_TYPES))
-    amount = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_CHIPS),
-                            load_default=None, allow_none=True)
+    amount = Whole(validate=validate.Range(min=0, max=MAX_CHIPS), load_default=None,
+                   allow_none=True)
     cards = fields.List(fields.String(validate=_card), validate=validate.Length(max=10),
                         load_default=list)
-    expected_version = fields.Integer(strict=True, validate=validate.Range(min=0, max=MAX_VERSION),
-                                      load_default=None, allow_none=True)
+    expected_version = Whole(validate=validate.Range(min=0, max=MAX_VERSION), load_default=None,
+                             allow_none=True)
 
 
 class Digits(fields.Integer):

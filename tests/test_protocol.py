@@ -313,6 +313,25 @@ def test_a_body_that_names_a_key_twice_is_refused_and_writes_nothing(client, tab
     assert client.get(seats, headers=table["admin"]).get_json() == before
 
 
+def test_a_whole_number_written_with_a_zero_fraction_is_the_integer_json_schema_says_it_is(
+        client):
+    """``6.0`` is an integer to JSON Schema, which the API's description uses; ``6.5``, a bool
+    and a string are not."""
+    created = client.post("/v1/tables", json={"game": "five-card-draw", "max_seats": 4.0,
+                                              "options": {"ante": 5.0}})
+    assert created.status_code == 201, created.json
+    table = f"/v1/tables/{created.json['table_id']}"
+    joined = client.post(f"{table}/players", json={"name": "ann", "buy_in": 1000.0})
+    assert joined.status_code == 201, joined.json
+    read = client.get(table, headers={"Authorization": f"Bearer {created.json['admin_token']}"})
+    assert read.json["options"]["ante"] == 5 and read.json["max_seats"] == 4
+    assert read.json["seats"][0]["stack"] == 1000
+    for written in (1000.5, True, "1000"):
+        refused = client.post(f"{table}/players", json={"name": "bob", "buy_in": written})
+        assert assert_problem(refused, 422, "invalid_request")["errors"] == {
+            "buy_in": ["Not a valid integer."]}
+
+
 @pytest.mark.parametrize("depth", [200, 1000, 1010, 5000])
 def test_a_body_nested_past_what_a_parser_reads_is_malformed_json(client, depth):
     document = '{"game": "five-card-draw", "options": {"a": ' + "[" * depth + "]" * depth + "}}"
