@@ -117,6 +117,9 @@ def action_event(state: HandState, seat: SeatState, kind: str, amount: int | Non
             raise DomainError("amount_out_of_range", f"add between {action['min']} and "
                               f"{action['max']} chips, not {amount}")
         return ChipsBought(seat=seat.seat, amount=amount)
+    if kind in ("call", "bring_in", "complete") and amount not in (None, action["amount"]):
+        raise DomainError("amount_out_of_range", f"{kind} is to {action['amount']} here (the "
+                          f"total of the round); send that amount or none, not {amount}")
     if kind == "call":
         return PlayerCalled(seat=seat.seat, to=action["amount"], added=action["amount"] - seat.bet)
     if kind == "bring_in":

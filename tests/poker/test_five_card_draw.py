@@ -41,6 +41,16 @@ def test_first_round_opens_at_exactly_one_unit():
     assert state.current_bet == 25
 
 
+def test_a_call_names_no_amount_or_the_one_it_is_to():
+    state, _ = start([1000, 1000, 1000], button=3)
+    state, _ = act(state, 1, "bet", 25)
+    refused("amount_out_of_range", state, 2, "call", 50)  # not taken as the call to 25
+    refused("amount_out_of_range", state, 2, "call", 0)
+    state, _ = act(state, 2, "call", 25)
+    state, _ = act(state, 3, "call")
+    assert [s.committed for s in state.seats] == [50, 50, 50]
+
+
 def test_example_a_of_000_each_player_has_125_in_after_round_one():
     state, _ = start([1000] * 4, button=4)
     state, _ = act(state, 1, "bet", 25)
