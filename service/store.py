@@ -362,6 +362,15 @@ redis.call('ZADD', KEYS[1], now[1] + now[2] / 1000000, ARGV[1])
 return 1
 """
 
+# KEYS: an index; ARGV: cutoff, limit, score.  Takes up to ``limit`` members scored at most
+# ``cutoff``, oldest first, and scores them ``score`` (later), so that racing sweepers each
+# take a member once; the members taken.
+_CLAIM_INDEXED_LUA = """
+local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+for _, member in ipairs(members) do redis.call('ZADD', KEYS[1], ARGV[3], member) end
+return members
+"""
+
 # KEYS: an index; ARGV: cutoff, members.  Removes each member's entry only if it is
 # still at most ``cutoff`` (an append that re-indexed it since keeps it); how many it
 # removed.  (One call, not a pipeline: Redis Cluster pipelines refuse EVALSHA.)
@@ -539,6 +548,7 @@ class EventStore:
         self._index_owed_script = Script(redis, _INDEX_LUA)
         self._index_ended_script = Script(redis, _INDEX_LUA)
         self._forget_indexed_script = Script(redis, _FORGET_INDEXED_LUA)
+        self._claim_indexed_script = Script(redis, _CLAIM_INDEXED_LUA)
         self._claim_owed_job_script = Script(redis, _CLAIM_OWED_JOB_LUA)
         self.write_deadline = _write_deadline(redis)
         self._redis_ahead: float | None = None  # Redis TIME less this process's monotonic
@@ -845,13 +855,20 @@ class EventStore:
         except redis.RedisError as error:
             log.warning("%s (%s)", otherwise, error)
 
-    def ended_hands(self, cutoff: float, limit: int) -> list[tuple[str, int]]:
+    def claim_ended_hands(self, cutoff: float, limit: int, until: float,
+                          ) -> list[tuple[str, int]]:
         """Up to ``limit`` indexed hands whose entry is at most ``cutoff``, oldest first, as
-        ``(table_id, hand_no)``."""
-        members = self.redis.zrangebyscore(ENDED_HANDS_KEY, "-inf", repr(cutoff),
-                                           start=0, num=limit)
+        ``(table_id, hand_no)``, their entries moved to ``until`` in the same script: another
+        sweeper takes them again only once ``until`` is past its cutoff."""
+        members = self._claim_indexed_script(keys=[ENDED_HANDS_KEY],
+                                             args=[repr(cutoff), str(limit), repr(until)])
         return [(table_id, int(hand_no))
                 for table_id, _, hand_no in (_s(m).rpartition(":") for m in members)]
+
+    def release_ended_hands(self, hands: list[tuple[str, int]], cutoff: float) -> None:
+        """Give claimed entries back at ``cutoff``: the next sweep tries them again."""
+        if hands:
+            self.redis.zadd(ENDED_HANDS_KEY, {f"{t}:{n}": cutoff for t, n in hands}, xx=True)
 
     def forget_ended_hands(self, hands: list[tuple[str, int]], cutoff: float) -> int:
         """Remove each hand's index entry if it is still at most ``cutoff`` (a write that

@@ -191,6 +191,22 @@ def test_archiving_twice_or_racing_archives_once(client, fake_backend, table, st
     assert fake_backend.redis.zcard(ENDED_HANDS_KEY) == 0
 
 
+def test_a_sweeper_leaves_alone_the_hands_another_has_taken(client, fake_backend, table, store,
+                                                             monkeypatch):
+    first, second = played(client, fake_backend, table)
+    other, real, tried = EventStore(fake_backend.redis), EventStore.archive_hand, []
+
+    def archive_hand(archiver, table_id, hand_no):
+        tried.append(("other" if archiver is other else "store", hand_no))
+        if len(tried) == 1:  # the other sweeps while this one is at its first hand
+            assert archive_ended_hands(other, 0.0) == 0
+        return real(archiver, table_id, hand_no)
+    monkeypatch.setattr(EventStore, "archive_hand", archive_hand)
+    assert archive_ended_hands(store, 0.0) == 2
+    assert tried == [("store", first), ("store", second)]  # not read and packed twice
+    assert fake_backend.redis.zcard(ENDED_HANDS_KEY) == 0
+
+
 def test_a_stream_that_moved_on_since_the_read_is_left_alone(client, fake_backend, table,
                                                              store):
     hand_no, _ = played(client, fake_backend, table)
@@ -364,7 +380,7 @@ def test_a_write_that_ends_a_hand_indexes_it_with_the_setting_on(fake_backend, o
     store.append([StreamWrite(hand_stream("t1", 1), 1, [NewEvent("HandEnded", {})])],
                  actor="x", ends_hand=1)
     assert calls == (["script"] if one_server else ["script", "index"])
-    assert store.ended_hands(float("inf"), 10) == [("t1", 1)]
+    assert fake_backend.redis.zrange(ENDED_HANDS_KEY, 0, -1) == [b"t1:1"]
     calls.clear()  # a failed write is not indexed
     with pytest.raises(VersionConflict):
         store.append([StreamWrite(hand_stream("t1", 2), 5, [NewEvent("HandEnded", {})])],
@@ -387,7 +403,7 @@ def test_on_a_cluster_a_write_that_ended_a_hand_stands_when_its_index_cannot_be_
     written = store.append([StreamWrite(stream, 0, [NewEvent("HandEnded", {})])], actor="x",
                            ends_hand=1)
     assert [e.version for e in written[stream]] == [1] == [e.version for e in store.read(stream)]
-    assert store.ended_hands(float("inf"), 10) == []
+    assert fake_backend.redis.zcard(ENDED_HANDS_KEY) == 0
     assert "t1" in caplog.text and "master is down" in caplog.text
 
 
