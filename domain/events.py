@@ -44,6 +44,27 @@ def event_from_dict(type_name: str, data: dict[str, Any]) -> Event:
     return made(cls, fields)
 
 
+_KINDS = {"int": int, "str": str, "bool": bool, "tuple": tuple, "dict": dict, "None": type(None)}
+_KIND_NAMES = {int: "an integer", str: "a string", bool: "true or false", tuple: "a list",
+               dict: "an object", type(None): "null"}
+
+
+def mistyped(event: Event, unread: str) -> str | None:
+    """The first field of ``event`` whose value is not of the kind its class declares (a seat
+    written as a string, say), said for a reader; None if none. A string that begins with
+    ``unread`` stands for a value its reader may not see, of any kind. Only the outer kind
+    is asked: a list's items and an object's values are the rules' to judge."""
+    for f in dataclasses.fields(event):
+        value = getattr(event, f.name)
+        if type(value) is str and value.startswith(unread):
+            continue
+        kinds = [_KINDS[name.split("[")[0].strip()] for name in str(f.type).split("|")]
+        if type(value) not in kinds:
+            wanted = " or ".join(_KIND_NAMES[kind] for kind in kinds)
+            return f"{event.type}'s {f.name} is {value!r}, not {wanted}"
+    return None
+
+
 @cache
 def holds_dicts(cls: type[Event]) -> bool:
     """Whether events of ``cls`` may hold a dict (a field annotated with one). Read back

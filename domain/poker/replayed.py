@@ -48,7 +48,7 @@ from domain.errors import DomainError
 from domain.events import (ActionOn, AntePosted, BetReturned, BettingRoundClosed, BlindPosted,
                            BoardDealt, CardsDealt, CardsDrawn, ChipsBought, Event, HandEnded,
                            HandStarted, PotAwarded, ShowdownEvaluated, StreetStarted,
-                           StubReshuffled, event_from_dict)
+                           StubReshuffled, event_from_dict, mistyped)
 from domain.fairness import unseal
 from domain.frozen import replace
 from domain.poker import betting, dealing, engine
@@ -69,6 +69,9 @@ def rules_problem(events: list[dict]) -> str | None:
     reader may read them) that the rules would not have made, or None."""
     facts = [event_from_dict(e["type"], _readable(e["data"], e.get("openings") or {}))
              for e in events]
+    for event, fact in zip(events, facts):
+        if problem := mistyped(fact, UNREAD):
+            return f"event {event['version']}: {problem}"
     if not facts or not isinstance(facts[0], HandStarted):
         return "the hand does not begin with HandStarted"
     if facts[0].game not in VARIANTS:
