@@ -12,9 +12,9 @@ processes, on ``RQ_REDIS_URL`` if set (required with ``REDIS_CLUSTER=true``;
 
 Observability (``service.metrics``, ``service.logs``): ``serve`` gives its processes a
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
-given one is emptied of old samples first; as it starts, it removes the temporary ones
-that servers killed at once left behind), forgets a dead process's live gauges
-(gunicorn's ``child_exit``), and has each process log JSON lines, one per request, in
+given one is emptied of old samples first, and refused while another server uses it; as
+it starts, it removes the temporary ones that servers killed at once left behind),
+forgets a dead process's live gauges (gunicorn's ``child_exit``), and has each process log JSON lines, one per request, in
 place of gunicorn's access log. ``worker`` never writes to that directory; with
 ``CARDROOM_METRICS_PORT`` set it serves its own metrics on that port.
 
@@ -26,6 +26,7 @@ must sign receipts with the API's key. ``keys`` prints a fresh pair to keep.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import logging
 import os
 import shutil
@@ -48,6 +49,8 @@ from service.keys import KEYS_KEY, new_key_pair, publish_keys
 KEY_VARIABLES = ("CARDROOM_SECRET_KEY", "CARDROOM_SIGNING_KEY")
 METRICS_PREFIX = "cardroom-metrics-"  # of a metrics directory made up in the temporary one
 MAKER = "server.pid"  # in such a directory: the pid of the server that made it
+IN_USE = "server.lock"  # in a given directory: locked while a server uses it
+_HELD: list = []  # that lock's file, open for this server's life (its processes share it)
 WORKERS, THREADS = 2, 8  # gunicorn processes (with REDIS_URL) and threads per process
 
 
@@ -262,6 +265,7 @@ def _metrics_dir() -> str | None:
     given = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if given:
         os.makedirs(given, exist_ok=True)
+        _hold(given)
         for name in os.listdir(given):
             if name.endswith(".db"):  # samples of an earlier run
                 os.remove(os.path.join(given, name))
@@ -272,6 +276,21 @@ def _metrics_dir() -> str | None:
         new.write(str(os.getpid()))
     os.replace(marker + ".new", marker)  # whole or absent: a server starting meanwhile reads it
     return made
+
+
+def _hold(directory: str) -> None:
+    """Lock ``directory`` for this server (an ``flock``, let go as the last of its processes
+    ends), or exit, saying why, if another server holds it: emptying it would take that
+    server's live samples, and the two would report each other's."""
+    held = open(os.path.join(directory, IN_USE), "a")
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.close()
+        raise SystemExit(f"cardroom: error: PROMETHEUS_MULTIPROC_DIR {directory} is in use by "
+                         "another cardroom serve; give each server a directory of its own, "
+                         "or leave it unset for a fresh one") from None
+    _HELD.append(held)
 
 
 def _remove_dead_servers_metrics() -> None:

@@ -248,8 +248,19 @@ def test_serve_makes_a_fresh_metrics_directory_or_empties_the_one_given(monkeypa
     (given / "counter_123.db").write_bytes(b"an earlier run")
     (given / "notes.txt").write_text("not a sample")
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(given))
-    assert cli._metrics_dir() is None
-    assert sorted(p.name for p in given.iterdir()) == ["notes.txt"]
+    try:
+        assert cli._metrics_dir() is None
+        assert sorted(p.name for p in given.iterdir()) == ["notes.txt", cli.IN_USE]
+        (given / "counter_456.db").write_bytes(b"this server's")
+        with pytest.raises(SystemExit, match="in use by another cardroom serve"):
+            cli._metrics_dir()  # a second server given it: its samples are left alone
+        assert (given / "counter_456.db").exists()
+    finally:
+        for held in cli._HELD:
+            held.close()
+        cli._HELD.clear()
+    assert cli._metrics_dir() is None  # let go
+    cli._HELD.pop().close()
 
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")  # restored to unset after the test
     made = cli._metrics_dir()
