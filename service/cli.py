@@ -14,9 +14,10 @@ Observability (``service.metrics``, ``service.logs``): ``serve`` gives its proce
 ``PROMETHEUS_MULTIPROC_DIR`` (a fresh temporary one, removed at exit, unless set; a
 given one is emptied of old samples first, and refused while another server uses it; as
 it starts, it removes the temporary ones that servers killed at once left behind),
-forgets a dead process's live gauges (gunicorn's ``child_exit``), and has each process log JSON lines, one per request, in
-place of gunicorn's access log. ``worker`` never writes to that directory; with
-``CARDROOM_METRICS_PORT`` set it serves its own metrics on that port.
+forgets a dead process's live gauges (gunicorn's ``child_exit``), and has each process
+log JSON lines, one per request, in place of gunicorn's access log. ``worker`` never
+writes to that directory; with ``CARDROOM_METRICS_PORT`` set it serves its own metrics on
+that port.
 
 Keys (``service.keys``): ``serve`` makes up the ones that are unset, once, for all
 of its processes, and warns; a ``worker`` needs both from the environment, since it
