@@ -146,6 +146,7 @@ class _Cluster(RedisCluster):
     very class, so ``Rediscovering`` is not retried."""
 
     MAP_PATIENCE = 1.0  # seconds
+    connected: Callable[[Any], None] | None = None  # ``on_each_connection``'s hook
 
     def __init__(self, *args, **kwargs):
         self._asking, self._asked_since = threading.Lock(), None
@@ -170,8 +171,6 @@ class _Cluster(RedisCluster):
         super().on_connect(connection)
         if self.connected is not None:
             self.connected(connection)
-
-    connected: Callable[[Any], None] | None = None  # ``on_each_connection``'s hook
 
     def execute_command(self, *args, **kwargs):
         since = self._asked_since

@@ -43,8 +43,8 @@ from functools import cached_property
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from redis.exceptions import ResponseError
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from redis.exceptions import ResponseError
 
 from domain.fairness import receipt_message, seed_commitment
 from service import jsonio

@@ -19,7 +19,7 @@ class Strict(Schema):
         unknown = RAISE
 
 
-def whole(value):
+def _whole(value):
     """``value``, but a number written with a zero fraction (``6.0``) as the integer it is, as
     JSON Schema counts it (the API's description says ``integer``)."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
@@ -32,7 +32,7 @@ class Whole(fields.Integer):
         super().__init__(strict=True, **kwargs)
 
     def _validated(self, value):
-        return super()._validated(whole(value))
+        return super()._validated(_whole(value))
 
 
 def _amount(**kwargs):
@@ -53,7 +53,7 @@ class CreateTable(Strict):
 
     @post_load
     def _whole_options(self, data: dict, **kwargs) -> dict:
-        return {**data, "options": {name: whole(value) for name, value in data["options"].items()}}
+        return {**data, "options": {name: _whole(value) for name, value in data["options"].items()}}
 
 
 def _player_name(value: str) -> None:

@@ -263,7 +263,7 @@ def refuse_unknown_query(asked: Request) -> None:
         raise invalid_query(repeated)
     if not getattr(current_app.view_functions[rule.endpoint], "takes_query", False):
         raise invalid_query({name: ["this route takes no query parameters"]
-                              for name in asked.args})
+                             for name in asked.args})
 
 
 def query(schema: Schema) -> dict:
