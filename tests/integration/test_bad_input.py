@@ -166,7 +166,7 @@ CASES = [
     ("act-huge-amount", "POST", A, "actor", {"type": "bet", "amount": 10**30}, None, 422),
     ("act-max-amount", "POST", A, "actor", {"type": "bet", "amount": 10**9}, None, 422),
     ("act-off-step-amount", "POST", A, "actor", {"type": "bet", "amount": 26}, None, 422),
-    ("act-float-amount", "POST", A, "actor", {"type": "bet", "amount": 25.0}, None, 422),
+    ("act-float-amount", "POST", A, "actor", {"type": "bet", "amount": 25.5}, None, 422),
     ("act-nan-amount", "POST", A, "actor", b'{"type": "bet", "amount": NaN}', JSON, None),
     ("act-string-amount", "POST", A, "actor", {"type": "bet", "amount": "25"}, None, 422),
     ("act-bool-amount", "POST", A, "actor", {"type": "bet", "amount": True}, None, 422),
