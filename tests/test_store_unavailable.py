@@ -19,7 +19,7 @@ from service.backend import Backend, store_unavailable
 from service.config import Config
 from service.keys import KEYS_KEY, keys_disagree, new_key_pair
 from service.store import EventStore, NewEvent, StreamWrite, table_stream
-from tests.processes import RedisServer, free_port
+from tests.processes import RedisServer, free_port, redis_binary
 
 WAIT = 20.0  # bound on waiting for the stuck script, never asserted as a timing
 
@@ -112,10 +112,9 @@ def test_after_redis_restarts_empty_a_refusal_ends_the_outage_and_the_keys_are_p
     """A Redis that keeps nothing on disk comes back empty: the API's first connection to
     it logs the end of the outage, whatever the request is answered (here 404), and puts
     back the keys' fingerprint, by which a worker started later with other keys stops."""
-    server = RedisServer(shutil.which("redis-server") or pytest.skip("no redis-server"),
-                         tmp_path).start()
-    config = Config(redis_url=server.url, **dict(zip(("secret_key", "signing_key"),
-                                                     new_key_pair())))
+    server = RedisServer(redis_binary(), tmp_path).start()
+    secret_key, signing_key = new_key_pair()
+    config = Config(redis_url=server.url, secret_key=secret_key, signing_key=signing_key)
     client = create_app(backend=Backend.from_config(config)).test_client()
     try:
         table = client.post("/v1/tables", json={"game": "five-card-draw"}).json
@@ -126,8 +125,7 @@ def test_after_redis_restarts_empty_a_refusal_ends_the_outage_and_the_keys_are_p
         assert gone.status_code == 404, gone.json
         published = redis.Redis.from_url(server.url)
         assert published.get(KEYS_KEY).decode() == config.keys().fingerprint
-        other = Config(redis_url=server.url, **dict(zip(("secret_key", "signing_key"),
-                                                        new_key_pair()))).keys()
+        other = Config(secret_key=new_key_pair()[0], signing_key=new_key_pair()[1]).keys()
         assert "CARDROOM_SECRET_KEY and CARDROOM_SIGNING_KEY" in keys_disagree(published, other)
     finally:
         server.stop()
