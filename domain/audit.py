@@ -91,7 +91,8 @@ def _table_start(hand_no, events, table_events) -> str | None:
     dealt = [s for s in before.seats if s.seat in opened.dealt_in]
     opening = table_events[position]
     expected = {
-        "hand_no": hand_no, "button": opening.button, "game": opening.game,
+        "hand_no": hand_no, "button": opening.button, "blinds": list(opening.blinds),
+        "game": opening.game,
         "options": table_rules.hand_options(before, opening.game),
         "seed_commitment": before.next_seed_commitment,
         "seats": [{"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}

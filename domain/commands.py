@@ -74,6 +74,7 @@ class StartHand:
     client_seeds: dict  # seat (as str) -> client seed, for every seat dealt in
     deck: tuple | None = None  # an imported hand's deck, instead of the seeds'
     source: dict | None = None  # an imported hand's ``HandStarted.source``
+    blinds: tuple = ()  # the table's ``HandOpened.blinds``
 
 
 @dataclass(frozen=True)

@@ -161,13 +161,16 @@ class HandImported(Event):
 class HandOpened(Event):
     """A hand begins at the table: ``dealt_in`` are its seats and ``game`` its game (the
     table's, or the dealer's choice); ``next_seed_commitment`` publishes the commitment of
-    the hand after it, so it is fixed before anyone's client seed for that hand is."""
+    the hand after it, so it is fixed before anyone's client seed for that hand is.
+    ``blinds``: the small and the big blind's seats where the dead button placed them (the
+    small one's seat may be dealt out: a dead small blind), else empty (``domain.table``)."""
 
     hand_no: int
     button: int
     next_seed_commitment: str
     dealt_in: tuple = ()
     game: str = ""
+    blinds: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,9 @@ class HandStarted(Event):
 
     ``reshuffle_key`` (hidden as the deck is) is what a reshuffle of the stub mixes in
     (``fairness.reshuffle_key`` of the server seed, with ``reshuffle: seeded``); empty in
-    an imported hand, and in one started before the option."""
+    an imported hand, and in one started before the option.
+
+    ``blinds`` are the table's ``HandOpened.blinds``."""
 
     game: str
     hand_no: int
@@ -207,6 +212,7 @@ class HandStarted(Event):
     deck: tuple
     source: dict = field(default_factory=dict)  # empty: shuffled here from the seeds
     reshuffle_key: str = ""
+    blinds: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -252,8 +252,10 @@ def _nominal_blinds(started: HandStarted, order: list[int]) -> dict:
     options = started.options
     if not (options.get("big_blind") or options.get("small_blind")):
         return {}  # a small blind alone is posted too (``forced.forced_bets``)
-    small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
-    return {str(small): options["small_blind"], str(big): options["big_blind"]}
+    small, big = started.blinds or ((order[-1], order[0]) if len(order) == 2
+                                    else (order[0], order[1]))
+    blinds = {str(small): options["small_blind"]} if small in order else {}  # else dead
+    return {**blinds, str(big): options["big_blind"]}
 
 
 def _phh_array(by_seat: dict, order: list[int]) -> list[int]:

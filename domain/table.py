@@ -8,7 +8,20 @@ Choices where the rule books are silent or differ:
 * The first hand's button is the lowest seat dealt in (000 picks the first
   dealer by dealing to the first jack; a fixed rule keeps replays exact). After
   each hand it moves to the next seat to the left (higher number, wrapping)
-  among the players dealt into the next hand.
+  among the players dealt into the next hand (the books: "moved one player to
+  the left").
+* The dead button (option ``dead_button``, on by default where blinds are
+  posted, as cardrooms play it; the books are silent): after a hand with blinds,
+  the big blind moves to the next player dealt in on its left and the small
+  blind to the seat the big blind had; if that seat is no longer dealt in, no
+  small blind is posted (a dead small blind). So nobody posts the big blind twice
+  in a row, or skips it, when a player busts or leaves. The button is the player
+  on the small blind's seat's right: where cardrooms leave a dead button on an
+  empty seat, the order of play is the same. Heads-up the button posts the small
+  blind, and the big blind still moves one player. After a hand without blinds
+  (a dealer's choice of stud, say) the button moves as above and the blinds
+  follow it. Without the option (tables created before it) the blinds always
+  follow the button.
 * A player is dealt in when their stack covers the ante (and is not empty);
   the hand's game and the seats dealt in are decided here and recorded in
   ``HandOpened``.
@@ -61,6 +74,7 @@ class TableState:
     seats: tuple[TableSeat, ...] = ()
     left: tuple[TableSeat, ...] = ()  # the players who have left, as they sat when they did
     button: int | None = None
+    big_blind: int | None = None  # the last hand's, where the dead button placed it
     hand_no: int = 0  # the last hand opened
     hand_in_progress: bool = False
     dealt_in: tuple[int, ...] = ()  # seats in the hand in progress
@@ -160,6 +174,7 @@ def evolve(state: TableState, event: Event) -> TableState:
                            left=state.left + tuple(s for s in state.seats if s.seat == event.seat))
         case HandOpened():
             return replace(state, hand_no=event.hand_no, button=event.button,
+                           big_blind=event.blinds[1] if event.blinds else None,
                            hand_in_progress=True, dealt_in=tuple(event.dealt_in),
                            hand_games=state.hand_games + (event.game or state.game,),
                            next_seed_commitment=event.next_seed_commitment)
@@ -231,10 +246,42 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
         raise DomainError(code, f"{game.name} needs {game.min_players} to {most} "
                           f"players whose stacks cover the ante, not {len(players)}")
     numbers = [s.seat for s in players]
-    after = [n for n in numbers if state.button is not None and n > state.button]
-    return HandOpened(hand_no=state.hand_no + 1, button=(after or numbers)[0],
+    button, blinds = _button_and_blinds(state, numbers, hand_options(state, game_id))
+    return HandOpened(hand_no=state.hand_no + 1, button=button,
                       next_seed_commitment=command.next_seed_commitment,
-                      dealt_in=tuple(numbers), game=game_id)
+                      dealt_in=tuple(numbers), game=game_id, blinds=blinds)
+
+
+def _button_and_blinds(state: TableState, numbers: list[int], options: dict,
+                       ) -> tuple[int, tuple]:
+    """The next hand's button and, under the dead button, its blinds (see above)."""
+    moved = numbers[0] if state.button is None else _left_of(state.button, numbers)
+    if not (options.get("dead_button")
+            and (options.get("big_blind") or options.get("small_blind"))):
+        return moved, ()
+    if state.big_blind is None:
+        return moved, _behind(moved, numbers)
+    small, big = state.big_blind, _left_of(state.big_blind, numbers)
+    if len(numbers) == 2:
+        button = next(n for n in numbers if n != big)
+        return button, (button, big)
+    return _right_of(small, numbers), (small, big)
+
+
+def _left_of(seat: int, numbers: list[int]) -> int:
+    """The first of ``numbers`` (in seat order) clockwise after ``seat``."""
+    return next((n for n in numbers if n > seat), numbers[0])
+
+
+def _right_of(seat: int, numbers: list[int]) -> int:
+    """The last of ``numbers`` (in seat order) clockwise before ``seat``."""
+    return next((n for n in reversed(numbers) if n < seat), numbers[-1])
+
+
+def _behind(button: int, numbers: list[int]) -> tuple[int, int]:
+    """The blinds that follow ``button``; heads-up, the button posts the small one."""
+    small = _left_of(button, numbers)
+    return (button, small) if len(numbers) == 2 else (small, _left_of(small, numbers))
 
 
 def _import_hand(state: TableState, command: ImportHand) -> HandImported:

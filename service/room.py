@@ -228,7 +228,7 @@ class Cardroom(Reads):
             game = game_of(opened.game)
             new_hand = game.initial_state(table_rules.hand_options(loaded.state, opened.game))
             hand_events = game.decide(new_hand, StartHand(
-                hand_no=opened.hand_no, button=opened.button,
+                hand_no=opened.hand_no, button=opened.button, blinds=opened.blinds,
                 seats=tuple({"seat": s.seat, "name": s.name, "stack": s.stack,
                              "player_id": s.player_id} for s in dealt),
                 server_seed=self.keys.server_seed(table_id, opened.hand_no),

@@ -1,6 +1,9 @@
 """The HTTP contract through the Flask test client on embedded fakeredis."""
 
+import tomllib
+
 import pytest
+from pokerkit import HandHistory
 
 from domain.fairness import unseal
 from service.store import hand_stream, table_stream
@@ -449,6 +452,34 @@ def test_the_button_moves_one_seat_left_after_each_hand(client, table):
         act(client, table, hand_no, second, type="fold")
         act(client, table, hand_no, second % 3 + 1, type="fold")
     assert buttons == [1, 2, 3]
+
+
+def test_a_big_blind_that_leaves_leaves_a_dead_small_blind_and_the_hand_audits(client):
+    """``dead_button``: seat 3 posts the big blind and leaves; in the next hand its seat
+    holds the small blind, which nobody posts, and seat 4 posts the big one (it does not
+    skip it). The hand audits valid, and PokerKit replays its PHH export."""
+    created = client.post("/v1/tables", json={"game": "texas-holdem"}).json
+    table = {"id": created["table_id"], "admin": auth(created["admin_token"]), "players": {}}
+    for name in ("ann", "bob", "cy", "di"):
+        seated = client.post(f"/v1/tables/{table['id']}/players",
+                             json={"name": name, "buy_in": 1000}).json
+        table["players"][seated["seat"]] = auth(seated["token"])
+    first = start_hand(client, table)
+    for seat in (4, 1, 2):
+        assert act(client, table, first, seat, type="fold").status_code == 201
+    left = client.delete(f"/v1/tables/{table['id']}/players/3", headers=table["players"][3])
+    assert left.status_code == 200, left.json
+    second = start_hand(client, table)
+    hand = read(client, table, second)
+    assert hand["button"] == 2 and hand["to_act"] == 1
+    assert {s["seat"]: s["bet"] for s in hand["seats"]} == {1: 0, 2: 0, 4: 50}
+    for seat in (1, 2):
+        assert act(client, table, second, seat, type="fold").status_code == 201
+    auditor = auth(created["auditor_token"])
+    assert client.get(hand_url(table, second, "/audit"), headers=auditor).json["valid"]
+    text = client.get(hand_url(table, second, "/history?format=phh"), headers=auditor).text
+    *_, state = HandHistory.loads(text)
+    assert list(state.stacks) == tomllib.loads(text)["finishing_stacks"] == [1000, 1000, 975]
 
 
 def test_history_and_audit_after_an_uncontested_hand(client, fake_backend, table):

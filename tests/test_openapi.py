@@ -270,7 +270,7 @@ def test_every_operation_that_reads_no_body_documents_the_refusal_of_one(spec):
 
 # fields added after hands were stored without them: a stored event may lack one
 ADDED_LATER = {"BlindPosted": {"call_to"}, "BringInPosted": {"call_to"},
-               "HandStarted": {"reshuffle_key"}, "CardsDrawn": {"held"}}
+               "HandStarted": {"reshuffle_key", "blinds"}, "CardsDrawn": {"held"}}
 
 
 def test_every_documented_event_type_has_a_data_schema_with_the_events_fields(spec):

@@ -119,7 +119,8 @@ def _start(state: HandState, command: StartHand) -> list[Event]:
                          deck=tuple(fairness.deck_order(command.server_seed, client_seeds,
                                                         command.hand_no)),
                          reshuffle_key=(fairness.reshuffle_key(command.server_seed)
-                                        if state.options.get("reshuffle") == "seeded" else "")))
+                                        if state.options.get("reshuffle") == "seeded" else ""),
+                         blinds=tuple(command.blinds)))
     emit(*forced_bets(emit.state, variant.forced))
     _advance(emit)
     return emit.events

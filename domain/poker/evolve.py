@@ -33,7 +33,7 @@ def _started(state: HandState, event: HandStarted) -> HandState:
                    seats=seats, status="dealing", deck=tuple(event.deck),
                    seed_commitment=event.seed_commitment, client_seeds=dict(event.client_seeds),
                    options=dict(event.options), source=dict(event.source),
-                   reshuffle_key=event.reshuffle_key)
+                   reshuffle_key=event.reshuffle_key, blinds=tuple(event.blinds))
 
 
 def _ante(state: HandState, event: AntePosted) -> HandState:

@@ -5,8 +5,10 @@ see ``betting``).
   pot and are not part of anyone's bet (004).
 * Blinds (003, 004): the small blind left of the button, the big blind left of the small
   blind; heads-up, the button posts the small blind (common cardroom practice, where the
-  books are silent). Blinds are live: they count as the seat's bet in the first round,
-  and the big blind is the round's opening bet.
+  books are silent). Under the dead button the table places them (``HandStarted.blinds``,
+  see ``domain.table``): a small blind whose seat is not dealt in is not posted. Blinds
+  are live: they count as the seat's bet in the first round, and the big blind is the
+  round's opening bet.
 
 A player whose stack cannot cover a forced bet posts what it has (with ``all_in:
 forbidden`` the table deals in only players who cover the ante). The others then call
@@ -38,6 +40,8 @@ def forced_bets(state: HandState, forced: tuple[str, ...]) -> list[Event]:
         stacks = {s.seat: s.stack - (min(ante, s.stack) if "ante" in forced else 0)
                   for s in state.seats}
         for seat, blind in zip(blind_seats(state), ("small", "big")):
+            if seat is None:
+                continue  # a dead small blind
             nominal = state.options[f"{blind}_blind"]
             amount = min(nominal, stacks[seat])
             call_to = short_call_to(state, nominal, amount) if blind == "big" else None
@@ -56,8 +60,12 @@ def short_call_to(state: HandState, nominal: int, posted: int) -> int | None:
     return nominal if full and posted < nominal else None
 
 
-def blind_seats(state: HandState) -> tuple[int, int]:
-    """The small and the big blind's seats (whether or not their stacks can post them)."""
+def blind_seats(state: HandState) -> tuple[int | None, int]:
+    """The small and the big blind's seats (whether or not their stacks can post them); no
+    small blind's seat where the dead button left it dead."""
+    if state.blinds:
+        small, big = state.blinds
+        return (small if any(s.seat == small for s in state.seats) else None), big
     order = state.from_left_of_button()
     small, big = (order[-1], order[0]) if len(order) == 2 else (order[0], order[1])
     return small.seat, big.seat
@@ -83,8 +91,8 @@ def _as_written(state: HandState, forced: dict) -> list[Event]:
 
 def _blind_order(state: HandState) -> list[int]:
     small, big = blind_seats(state)
-    return [small, big, *(s.seat for s in state.from_left_of_button()
-                          if s.seat not in (small, big))]
+    return [*(seat for seat in (small, big) if seat is not None),
+            *(s.seat for s in state.from_left_of_button() if s.seat not in (small, big))]
 
 
 def largest_blind(state: HandState) -> int:

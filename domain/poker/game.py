@@ -66,7 +66,7 @@ class PokerGame:
             imported = {"deck": event.deck, "source": event.source} if event.source else {}
             return StartHand(hand_no=event.hand_no, button=event.button, seats=event.seats,
                              server_seed=server_seed, client_seeds=event.client_seeds,
-                             **imported)
+                             blinds=event.blinds, **imported)
         if isinstance(event, ShowdownEvaluated):
             return Showdown()
         move = _MOVES.get(type(event))

@@ -45,6 +45,7 @@ class HandState:
     options: dict = field(default_factory=dict)
     hand_no: int = 0
     button: int = 0
+    blinds: tuple = ()  # the small and the big blind's seats, if the table placed them
     seats: tuple[SeatState, ...] = ()
     status: str = "not_started"  # dealing | betting | drawing | showdown_pending | ended
     street: int = -1  # index into the variant's streets

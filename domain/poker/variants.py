@@ -137,6 +137,16 @@ def betting(all_in: str, big_bet_round: int) -> tuple[Option, ...]:
     )
 
 
+DEAD_BUTTON = Option(
+    "dead_button", "boolean", True, "with blinds: after each hand the big blind moves to the "
+    "next player on its left and the small blind to the seat the big blind had (not posted "
+    "if that seat is dealt out), the button on its right, so that nobody posts the big blind "
+    "twice in a row or skips it when a player busts or leaves, as cardrooms play it (the "
+    "books say only that the button moves one player to the left); false: the button "
+    "moves to the next player dealt in and the blinds follow it, as at tables created "
+    "until 25 November 2026")
+
+
 def opener(name: str, default: str, what: str, **kwargs) -> Option:
     return Option(name, "string", default, f"who opens {what}: one of {', '.join(OPENER_RULES)}",
                   allowed=OPENER_RULES, **kwargs)
@@ -162,6 +172,7 @@ FIVE_CARD_DRAW = Variant(
                    "club": {"structure": "club", "max_discard": 5, "all_in": "side_pots"}}),
         structure("house"),
         *amounts(25, 25, blinds=False),
+        DEAD_BUTTON,
         *betting("forbidden", 2),
         Option("max_discard", "integer", 3, "most cards a player may discard at the draw",
                minimum=0, maximum=5),
@@ -251,7 +262,7 @@ def _board_game(id_: str, name: str, hole: int, judge: str, default_structure: s
         streets=(Deal(down=hole), Bet(opener="left_of_big_blind"), Board(3), Bet(), Board(1),
                  Bet(), Board(1), Bet()),
         forced=("ante", "blinds"), judge=judge,
-        options=(structure(default_structure), *amounts(0, 50, blinds=True),
+        options=(structure(default_structure), *amounts(0, 50, blinds=True), DEAD_BUTTON,
                  *betting("side_pots", 3)),
         rules=rules)
 

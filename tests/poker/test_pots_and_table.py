@@ -1,6 +1,8 @@
 """Pots and splits, and the table decider: seats, button, chips between hands."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from domain import table
 from domain.commands import AddChips, CreateTable, LeaveTable, OpenHand, SeatPlayer, SettleHand
@@ -96,3 +98,79 @@ def test_a_full_table_and_too_few_players_are_refused():
     with pytest.raises(DomainError) as error:
         table.decide(seated(100), OpenHand("c"))
     assert error.value.code == "not_enough_players"
+
+
+
+CASINO = {"rules": "casino"}  # five card draw with blinds (small 25, big 50)
+
+
+def opened(state):
+    (event,) = table.decide(state, OpenHand("c"))
+    return event
+
+
+def played(state, stacks: dict):
+    """``state`` after a hand that ends with ``stacks`` (seat -> stack)."""
+    state = run(state, OpenHand("c"))
+    return run(state, SettleHand(state.hand_no, {str(k): v for k, v in stacks.items()}))
+
+
+@pytest.mark.parametrize("busted, button, blinds", [
+    (3, 2, (3, 4)),  # the big blind: a dead small blind, seat 4 posts the big one
+    (2, 1, (3, 4)),  # the small blind: seat 4 still posts the big blind next
+    (1, 2, (3, 4)),  # the button
+])
+def test_under_the_dead_button_the_big_blind_moves_one_player_whoever_busts(
+        busted, button, blinds):
+    state = seated(500, 500, 500, 500, **CASINO)
+    assert (opened(state).button, opened(state).blinds) == (1, (2, 3))
+    state = played(state, {n: 0 if n == busted else 500 for n in range(1, 5)})
+    assert (opened(state).button, opened(state).blinds) == (button, blinds)
+
+
+def test_going_heads_up_the_big_blind_moves_on_and_the_button_posts_the_small_one():
+    state = played(seated(500, 500, 500, **CASINO), {1: 0, 2: 750, 3: 750})
+    assert (opened(state).button, opened(state).blinds) == (3, (3, 2))
+    state = played(state, {2: 750, 3: 750})
+    assert (opened(state).button, opened(state).blinds) == (2, (2, 3))
+
+
+def test_without_the_dead_button_the_blinds_follow_the_button():
+    """As at tables created before the option: going heads-up when the button busts, the
+    big blind of the hand before posts it again."""
+    state = seated(500, 500, 500, dead_button=False, **CASINO)
+    assert opened(state).blinds == ()
+    state = played(state, {1: 0, 2: 750, 3: 750})
+    assert (opened(state).button, opened(state).blinds) == (2, ())
+
+
+def test_a_game_without_blinds_places_none():
+    state = seated(500, 500, 500)  # house rules: antes
+    assert "dead_button" in state.options and opened(state).blinds == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2), min_size=6, max_size=6), min_size=2, max_size=12))
+def test_the_big_blind_moves_to_the_next_player_dealt_in_and_never_posts_twice(changes):
+    """Between hands each of 6 seats stays (1), busts or leaves (0) or, empty, is taken (2);
+    whoever is dealt in, the big blind goes to the first of them on the last one's left and
+    the small blind to the last one's seat, posted only if it is dealt in."""
+    state, last = seated(500, 500, 500, **CASINO), None
+    for change in changes:
+        for seat, what in enumerate(change, 1):
+            if what == 0 and state.seat(seat) and len(state.seats) > 2:
+                state = run(state, LeaveTable(seat))
+            elif what == 2 and not state.seat(seat):
+                state = run(state, SeatPlayer(f"p{seat}", "n", 500, "t"))
+        hand = opened(state)
+        small, big = hand.blinds
+        assert big in hand.dealt_in and hand.button in hand.dealt_in
+        if last is not None:
+            assert big != last and big == _first_after(last, hand.dealt_in)
+            heads_up = len(hand.dealt_in) == 2
+            assert small == (hand.button if heads_up else last)
+        state, last = played(state, {n: 500 for n in hand.dealt_in}), big
+
+
+def _first_after(seat, numbers):
+    return min((n for n in numbers if n > seat), default=min(numbers))

@@ -350,3 +350,22 @@ def test_amounts_that_contradict_each_other_make_no_table(game, given, named):
 def test_amounts_that_agree_make_a_table(game, given):
     options = registry.game(game).resolve_options(given)
     assert all(options[name] == value for name, value in given.items() if name != "rules")
+
+
+def test_a_dead_small_blind_is_not_posted_and_the_first_round_opens_left_of_the_big_blind():
+    """The table's dead button (``domain.table``): seat 3 left after posting the big blind,
+    so its seat holds the small blind, which nobody posts; seat 4 posts the big one."""
+    state = engine.initial_state({"game": "texas-holdem",
+                                  "options": options("texas-holdem", structure="fixed-limit")})
+    seats = tuple({"seat": n, "name": f"p{n}", "stack": 1000, "player_id": f"id{n}"}
+                  for n in (1, 2, 4))
+    events = engine.decide(state, StartHand(hand_no=1, button=2, seats=seats,
+                                            server_seed="ab" * 32, client_seeds={},
+                                            blinds=(3, 4)))
+    state = reduce(engine.evolve, events, state)
+    assert [(e.seat, e.blind) for e in events if isinstance(e, BlindPosted)] == [(4, "big")]
+    assert state.to_act == 1 and legal(state, 1)["call"]["amount"] == 50
+    for seat in (1, 2):
+        state, _ = act(state, seat, "call")
+    state, _ = act(state, 4, "check")
+    assert len(state.board) == 3 and state.to_act == 4  # left of the button
