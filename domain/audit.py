@@ -90,20 +90,30 @@ def _table_start(hand_no, events, table_events) -> str | None:
     opened = table_rules.evolve(before, table_events[position])
     dealt = [s for s in before.seats if s.seat in opened.dealt_in]
     opening = table_events[position]
+    found = started.to_dict()
     expected = {
         "hand_no": hand_no, "button": opening.button, "blinds": list(opening.blinds),
-        "game": opening.game,
-        "options": table_rules.hand_options(before, opening.game),
+        "game": opening.game, "options": _options(before, opening, found["options"]),
         "seed_commitment": before.next_seed_commitment,
         "seats": [{"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
                   for s in dealt],
         "client_seeds": {str(s.seat): s.client_seed for s in dealt},
     }
-    found = started.to_dict()
     wrong = [name for name, value in expected.items() if found[name] != value]
     if wrong:
         return f"HandStarted differs from what the table published for the hand: {', '.join(wrong)}"
     return None
+
+
+def _options(before, opening: HandOpened, found: dict) -> dict:
+    """The options the table gave the hand: its own, or those its ``HandOpened`` records.
+    A dealer's choice of another game opened before they were recorded had them resolved
+    by the options its game had then: those added since are missing (the engine reads
+    each as the rule before it), and the others are resolved as they are now."""
+    if opening.options or opening.game in ("", before.game):
+        return opening.options or before.options
+    now = table_rules.hand_options(before, opening.game)
+    return {name: value for name, value in now.items() if name in found}
 
 
 def _table_settlement(hand_no, events, table_events) -> str | None:

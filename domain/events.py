@@ -163,7 +163,9 @@ class HandOpened(Event):
     table's, or the dealer's choice); ``next_seed_commitment`` publishes the commitment of
     the hand after it, so it is fixed before anyone's client seed for that hand is.
     ``blinds``: the small and the big blind's seats where the dead button placed them (the
-    small one's seat may be dealt out: a dead small blind), else empty (``domain.table``)."""
+    small one's seat may be dealt out: a dead small blind), else empty (``domain.table``).
+    ``options``: the hand's, where its game is not the table's (dealer's choice), else
+    empty (the table's); empty too in a hand opened before they were recorded."""
 
     hand_no: int
     button: int
@@ -171,6 +173,7 @@ class HandOpened(Event):
     dealt_in: tuple = ()
     game: str = ""
     blinds: tuple = ()
+    options: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ Choices where the rule books are silent or differ:
 * Dealer's choice (001, 004): with the table option ``dealers_choice``, each
   hand may name its game among those that fit the players dealt in. Its options
   are the ones the table was created with, where the game has them, and the
-  game's defaults for the rest.
+  game's defaults for the rest, as ``HandOpened`` records them.
 * Chips are added and players leave only between hands (000: "all bets must
   be covered", chips may be added between hands).
 * A player's client seed may change at any time; it counts for the hands that
@@ -246,10 +246,12 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
         raise DomainError(code, f"{game.name} needs {game.min_players} to {most} "
                           f"players whose stacks cover the ante, not {len(players)}")
     numbers = [s.seat for s in players]
-    button, blinds = _button_and_blinds(state, numbers, hand_options(state, game_id))
+    options = hand_options(state, game_id)
+    button, blinds = _button_and_blinds(state, numbers, options)
     return HandOpened(hand_no=state.hand_no + 1, button=button,
                       next_seed_commitment=command.next_seed_commitment,
-                      dealt_in=tuple(numbers), game=game_id, blinds=blinds)
+                      dealt_in=tuple(numbers), game=game_id, blinds=blinds,
+                      options={} if game_id == state.game else options)
 
 
 def _button_and_blinds(state: TableState, numbers: list[int], options: dict,

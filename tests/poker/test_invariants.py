@@ -9,9 +9,13 @@ from functools import reduce
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domain import fairness
+from domain import table as table_rules
 from domain.audit import audit_hand
+from domain.commands import CreateTable, OpenHand, SeatPlayer, StartHand
 from domain.cards import STANDARD_DECK, codes
 from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
+from domain.frozen import replace
 from domain.poker import engine
 from domain.poker.replayed import rules_problem
 from domain.views import Viewer, view_hand, visible_openings
@@ -206,3 +210,51 @@ def test_a_later_occupant_of_a_seat_sees_the_hand_as_everyone_does():
     stranger = view_hand(state, Viewer("player", 2, "someone-else"))
     assert None not in dealt["seats"][1]["cards"] and dealt["legal_actions"]
     assert stranger["seats"][1]["cards"] == [None] * 5 and stranger["legal_actions"] == []
+
+
+def _dealers_choice_hand(seed="ab" * 32):
+    """Hand 1 of Texas Hold'em at a Five Card Draw table of dealer's choice: the table's
+    events up to its opening, and the hand's start."""
+    state, table_log = table_rules.initial_state(), []
+    for command in (CreateTable("five-card-draw", {"dealers_choice": True}, 6, "a", "u",
+                                fairness.seed_commitment(seed)),
+                    SeatPlayer("id1", "p1", 500, "t1"), SeatPlayer("id2", "p2", 500, "t2"),
+                    OpenHand("c", game="texas-holdem")):
+        for event in table_rules.decide(state, command):
+            state = table_rules.evolve(state, event)
+            table_log.append(event)
+    opened = table_log[-1]
+    hand = engine.initial_state({"game": "texas-holdem", "options": opened.options})
+    seats = tuple({"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
+                  for s in state.seats)
+    events = engine.decide(hand, StartHand(hand_no=1, button=opened.button, seats=seats,
+                                           server_seed=seed, client_seeds={},
+                                           blinds=opened.blinds))
+    return table_log, events
+
+
+def _table_start(events, table_log) -> dict:
+    return next(c for c in audit_hand(1, events, table_log, None) if c["name"] == "table_start")
+
+
+def test_a_dealers_choice_hand_starts_with_the_options_its_table_recorded():
+    table_log, events = _dealers_choice_hand()
+    assert table_log[-1].options["big_blind"] == 50 and table_log[-1].options["dead_button"]
+    assert _table_start(events, table_log)["ok"]
+    started = events[0]
+    options = {k: v for k, v in started.options.items() if k != "dead_button"}
+    forged = [replace(started, options=options), *events[1:]]
+    assert "options" in _table_start(forged, table_log)["detail"]
+
+
+def test_a_dealers_choice_hand_opened_before_its_options_were_recorded_audits():
+    """Its options were resolved by the ones its game had then: those added since (here
+    ``dead_button``) are missing, and read as the rules before them; the rest must agree."""
+    table_log, events = _dealers_choice_hand()
+    table_log[-1] = replace(table_log[-1], options={}, blinds=())
+    started = events[0]
+    then = {k: v for k, v in started.options.items() if k != "dead_button"}
+    assert _table_start([replace(started, options=then, blinds=()), *events[1:]],
+                        table_log)["ok"]
+    other = replace(started, options={**then, "big_blind": 100}, blinds=())
+    assert "options" in _table_start([other, *events[1:]], table_log)["detail"]
