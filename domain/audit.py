@@ -110,8 +110,10 @@ def _options(before, opening: HandOpened, found: dict) -> dict:
     A dealer's choice of another game opened before they were recorded had them resolved
     by the options its game had then: those added since are missing (the engine reads
     each as the rule before it), and the others are resolved as they are now."""
-    if opening.options or opening.game in ("", before.game):
-        return opening.options or before.options
+    if opening.options:
+        return opening.options
+    if opening.game in ("", before.game):
+        return before.options
     now = table_rules.hand_options(before, opening.game)
     return {name: value for name, value in now.items() if name in found}
 

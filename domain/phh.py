@@ -69,7 +69,8 @@ from domain.events import (ActionOn, AntePosted, BetCompleted, BetPlaced, BetRet
                            PlayerRaised, ShowdownEvaluated, StreetStarted, StubReshuffled)
 from domain.frozen import replace
 from domain.names import MAX_LENGTH, name_problem
-from domain.poker import structures
+from domain.poker import engine, structures
+from domain.poker.forced import blind_seats
 from domain.poker.variants import VARIANTS
 from domain.games import game as game_of
 from domain.options import MAX_AMOUNT, MAX_CHIPS, resolve_options
@@ -235,7 +236,7 @@ def _stakes(started: HandStarted, order: list[int], code: str | None) -> dict:
     if forced is None:
         ante = options.get("ante", 0)
         forced = {"antes": {str(n): ante for n in order},
-                  "blinds": _nominal_blinds(started, order)}
+                  "blinds": _nominal_blinds(started)}
     stakes = {"antes": _phh_array(forced.get("antes", {}), order)}
     if "blinds" in VARIANTS[started.game].forced:
         stakes["blinds_or_straddles"] = _phh_array(forced.get("blinds", {}), order)
@@ -248,13 +249,13 @@ def _stakes(started: HandStarted, order: list[int], code: str | None) -> dict:
     return stakes
 
 
-def _nominal_blinds(started: HandStarted, order: list[int]) -> dict:
+def _nominal_blinds(started: HandStarted) -> dict:
     options = started.options
     if not (options.get("big_blind") or options.get("small_blind")):
         return {}  # a small blind alone is posted too (``forced.forced_bets``)
-    small, big = started.blinds or ((order[-1], order[0]) if len(order) == 2
-                                    else (order[0], order[1]))
-    blinds = {str(small): options["small_blind"]} if small in order else {}  # else dead
+    small, big = blind_seats(engine.evolve(engine.initial_state(
+        {"game": started.game, "options": options}), started))
+    blinds = {str(small): options["small_blind"]} if small is not None else {}  # else dead
     return {**blinds, str(big): options["big_blind"]}
 
 

@@ -100,7 +100,6 @@ def test_a_full_table_and_too_few_players_are_refused():
     assert error.value.code == "not_enough_players"
 
 
-
 CASINO = {"rules": "casino"}  # five card draw with blinds (small 25, big 50)
 
 
