@@ -5,9 +5,11 @@ The cryptographic checks (chain, commitments, seeds, deck, receipt) are
 
 * ``completeness``: a hand the table says has ended ends with ``HandEnded``
   (a truncated hand fails), and an ended hand was settled at the table.
-* ``table_start``: the hand began with the seats, stacks, button, options,
-  client seeds and seed commitment the table had published for it (an imported
-  hand: with the game and number of the table's ``HandImported``).
+* ``table_start``: the table dealt in the players, and put the button and the
+  blinds, where its rules put them (re-decided from the table before the hand),
+  and the hand began with the seats, stacks, button, options, client seeds and
+  seed commitment the table had published for it (an imported hand: with the
+  game and number of the table's ``HandImported``).
 * ``table_settlement``: the table took back exactly the hand's final stacks.
 * ``replay_legality``: every event is what the rules decide for the move it
   records, re-decided from the state before it (this also re-derives the deck
@@ -91,9 +93,13 @@ def _table_start(hand_no, events, table_events) -> str | None:
     dealt = [s for s in before.seats if s.seat in opened.dealt_in]
     opening = table_events[position]
     found = started.to_dict()
+    options = _options(before, opening, found["options"])
+    problem = _opening_problem(before, opening, options)
+    if problem:
+        return problem
     expected = {
         "hand_no": hand_no, "button": opening.button, "blinds": list(opening.blinds),
-        "game": opening.game, "options": _options(before, opening, found["options"]),
+        "game": opening.game, "options": options,
         "seed_commitment": before.next_seed_commitment,
         "seats": [{"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
                   for s in dealt],
@@ -102,6 +108,23 @@ def _table_start(hand_no, events, table_events) -> str | None:
     wrong = [name for name, value in expected.items() if found[name] != value]
     if wrong:
         return f"HandStarted differs from what the table published for the hand: {', '.join(wrong)}"
+    return None
+
+
+def _opening_problem(before, opening: HandOpened, options: dict) -> str | None:
+    """Whether the table dealt in, and put the button and the blinds, as its rules decide
+    from its state ``before`` the hand, for a hand of these ``options``."""
+    dealt_in = [s.seat for s in table_rules.players_for_next_hand(before, opening.game or None)]
+    if not dealt_in:
+        return "the table opened the hand with nobody whose stack covers the ante"
+    button, blinds = table_rules.button_and_blinds(before, dealt_in, options)
+    decided = {"dealt_in": dealt_in, "button": button, "blinds": list(blinds)}
+    recorded = {"dealt_in": list(opening.dealt_in), "button": opening.button,
+                "blinds": list(opening.blinds)}
+    wrong = [f"{name} {recorded[name]} (the rules give {value})"
+             for name, value in decided.items() if recorded[name] != value]
+    if wrong:
+        return f"the table's HandOpened is not what its rules decide: {'; '.join(wrong)}"
     return None
 
 

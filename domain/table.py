@@ -247,16 +247,17 @@ def _open_hand(state: TableState, command: OpenHand) -> HandOpened:
                           f"players whose stacks cover the ante, not {len(players)}")
     numbers = [s.seat for s in players]
     options = hand_options(state, game_id)
-    button, blinds = _button_and_blinds(state, numbers, options)
+    button, blinds = button_and_blinds(state, numbers, options)
     return HandOpened(hand_no=state.hand_no + 1, button=button,
                       next_seed_commitment=command.next_seed_commitment,
                       dealt_in=tuple(numbers), game=game_id, blinds=blinds,
                       options={} if game_id == state.game else options)
 
 
-def _button_and_blinds(state: TableState, numbers: list[int], options: dict,
-                       ) -> tuple[int, tuple]:
-    """The next hand's button and, under the dead button, its blinds (see above)."""
+def button_and_blinds(state: TableState, numbers: list[int], options: dict,
+                      ) -> tuple[int, tuple]:
+    """The next hand's button and, under the dead button, its blinds (see above), for the
+    seats ``numbers`` dealt in (the audit re-decides them, ``domain.audit``)."""
     moved = numbers[0] if state.button is None else _left_of(state.button, numbers)
     if not (options.get("dead_button")
             and (options.get("big_blind") or options.get("small_blind"))):

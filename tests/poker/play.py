@@ -28,11 +28,13 @@ def start(stacks: list[int], *, game: str = "five-card-draw", button: int = 1,
           **given):
     """A started hand: seats numbered 1.. with the given stacks; ``seed`` is the server's.
     ``deck`` (see ``stacked``) replaces the deck the seeds would give, to script the cards."""
-    state = engine.initial_state({"game": game, "options": options(game, **given)})
+    chosen = options(game, **given)
+    state = engine.initial_state({"game": game, "options": chosen})
     seats = tuple({"seat": i, "name": f"p{i}", "stack": s, "player_id": f"id{i}"}
                   for i, s in enumerate(stacks, 1))
     command = StartHand(hand_no=1, button=button, seats=seats, server_seed=seed,
-                        client_seeds=client_seeds or {})
+                        client_seeds=client_seeds or {},
+                        blinds=_first_blinds(button, len(stacks), chosen))
     if deck is None:
         events = engine.decide(state, command)
     else:
@@ -60,8 +62,20 @@ def stacked(game: str, order: list[int], hands: dict[int, str], board: str = "",
     return deck + [c for c in codes(STANDARD_DECK) if c not in deck]
 
 
+def _first_blinds(button: int, players: int, chosen: dict) -> tuple:
+    """The blinds' seats ``(small, big)`` that a table records for its first hand under the
+    dead button (seats 1..``players``): they follow the button, which posts the small one
+    heads-up; () where none are posted or the option is off."""
+    if not (chosen.get("dead_button") and (chosen.get("big_blind") or chosen.get("small_blind"))):
+        return ()
+    after = [1 + (button + i) % players for i in range(2)]  # the two seats on its left
+    return (button, after[0]) if players == 2 else tuple(after)
+
+
 def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:
-    """The table's events around one hand: what it published before, and its settlement."""
+    """The table's events around one hand: what it published before, and its settlement.
+    A button on another seat than the lowest comes after a hand 0 with the button on its
+    right, as a table moves it (the audit re-decides it)."""
     events = [TableCreated(game=started.game, options=started.options, max_seats=6,
                            admin_token_hash="", auditor_token_hash="",
                            next_seed_commitment=started.seed_commitment)]
@@ -69,9 +83,16 @@ def table_events(started: HandStarted, ended: HandEnded | None) -> list[Event]:
                             buy_in=s["stack"], token_hash="",
                             client_seed=started.client_seeds[str(s["seat"])])
                for s in started.seats]
+    dealt_in = tuple(s["seat"] for s in started.seats)
+    if started.button != dealt_in[0]:
+        right = max((n for n in dealt_in if n < started.button), default=dealt_in[-1])
+        events += [HandOpened(hand_no=0, button=right, dealt_in=dealt_in, game=started.game,
+                              next_seed_commitment=started.seed_commitment),
+                   HandSettled(hand_no=0, stacks={str(s["seat"]): s["stack"]
+                                                  for s in started.seats})]
     events.append(HandOpened(hand_no=started.hand_no, button=started.button,
-                             next_seed_commitment="", game=started.game,
-                             dealt_in=tuple(s["seat"] for s in started.seats)))
+                             next_seed_commitment="", game=started.game, dealt_in=dealt_in,
+                             blinds=tuple(started.blinds)))
     if ended is not None:
         events.append(HandSettled(hand_no=started.hand_no, stacks=ended.stacks))
     return events

@@ -14,7 +14,7 @@ from domain import table as table_rules
 from domain.audit import audit_hand
 from domain.commands import CreateTable, OpenHand, SeatPlayer, StartHand
 from domain.cards import STANDARD_DECK, codes
-from domain.events import CardsDealt, CardsDrawn, HandSettled, PlayerSeated
+from domain.events import CardsDealt, CardsDrawn, ChipsAdded, HandOpened, HandSettled
 from domain.frozen import replace
 from domain.poker import engine
 from domain.poker.replayed import rules_problem
@@ -197,8 +197,8 @@ def test_the_audit_catches_a_hand_that_did_not_start_as_the_table_published():
     _, events, _, _ = played({"stacks": [500, 500], "seed": "cd" * 32, "moves": 3,
                               "all_in": "forbidden", "structure": "house"})
     table = table_events(events[0], events[-1])
-    table[1] = PlayerSeated(seat=1, player_id="id1", name="p1", buy_in=400, token_hash="",
-                            client_seed="")
+    opened = next(i for i, e in enumerate(table) if isinstance(e, HandOpened) and e.hand_no == 1)
+    table.insert(opened, ChipsAdded(seat=1, amount=25))  # the hand began without them
     checks = audit_hand(1, events, table, "cd" * 32)
     failed = [c for c in checks if not c["ok"]]
     assert [c["name"] for c in failed] == ["table_start"] and "seats" in failed[0]["detail"]
@@ -258,3 +258,52 @@ def test_a_dealers_choice_hand_opened_before_its_options_were_recorded_audits():
                         table_log)["ok"]
     other = replace(started, options={**then, "big_blind": 100}, blinds=())
     assert "options" in _table_start([other, *events[1:]], table_log)["detail"]
+
+
+def _after_a_bust(seed="ab" * 32):
+    """Hand 2 of a four-player Texas Hold'em table whose big blind (seat 3) busted in hand 1
+    (button 1, blinds 2 and 3): the table's events to its opening, and the hand's start."""
+    state, table_log = table_rules.initial_state(), []
+
+    def apply(*events):
+        nonlocal state
+        for event in events:
+            state = table_rules.evolve(state, event)
+            table_log.append(event)
+
+    for command in (CreateTable("texas-holdem", {}, 6, "a", "u", "c"),
+                    *(SeatPlayer(f"id{n}", f"p{n}", 500, f"t{n}") for n in range(1, 5)),
+                    OpenHand(fairness.seed_commitment(seed))):
+        apply(*table_rules.decide(state, command))
+    apply(HandSettled(hand_no=1, stacks={"1": 500, "2": 400, "3": 0, "4": 1100}))
+    apply(*table_rules.decide(state, OpenHand("c")))
+    return table_log, _started(table_log, state, seed)
+
+
+def _started(table_log, table, seed, **forged) -> list:
+    """The hand opened last in ``table_log``, started as its ``HandOpened`` says once
+    ``forged`` replaces fields of it (the table then records the forgery too)."""
+    opened = table_log[-1] = replace(table_log[-1], **forged)
+    seats = tuple({"seat": s.seat, "name": s.name, "stack": s.stack, "player_id": s.player_id}
+                  for s in table.seats if s.seat in opened.dealt_in)
+    hand = engine.initial_state({"game": "texas-holdem", "options": table.options})
+    return engine.decide(hand, StartHand(hand_no=opened.hand_no, button=opened.button,
+                                         seats=seats, server_seed=seed, client_seeds={},
+                                         blinds=opened.blinds))
+
+
+def test_the_audit_re_decides_where_the_table_put_the_button_and_the_blinds():
+    table_log, events = _after_a_bust()
+    assert (table_log[-1].button, table_log[-1].blinds) == (2, (3, 4))  # a dead small blind
+    table_start = next(c for c in audit_hand(2, events, table_log, None)
+                       if c["name"] == "table_start")
+    assert table_start["ok"], table_start
+    table = reduce(table_rules.evolve, table_log[:-1], table_rules.initial_state())
+    for forged, named in (({"blinds": (4, 1)}, "blinds [4, 1] (the rules give [3, 4])"),
+                          ({"button": 4, "blinds": (1, 2)}, "button 4 (the rules give 2)"),
+                          ({"dealt_in": (1, 2), "button": 1, "blinds": (1, 2)},
+                           "dealt_in [1, 2] (the rules give [1, 2, 4])")):
+        log = list(table_log)
+        started = _started(log, table, "ab" * 32, **forged)  # the hand as the forgery says
+        check = next(c for c in audit_hand(2, started, log, None) if c["name"] == "table_start")
+        assert not check["ok"] and named in check["detail"], (forged, check)
