@@ -36,7 +36,10 @@ Cards. A card the reader may not see is ``??``. An import takes the cards from t
 document: its events record ``source: {"format": "phh"}`` and the deck that deals
 exactly the document's cards. A card the document leaves unknown (``??``) in a hand
 that never shows it is filled with a card the document does not name; the fillers
-are listed in ``source["unknown"]``. A hand shown at the showdown must be known. A hand
+are listed in ``source["unknown"]``. A discard left unknown (``sd ????``, in a
+player's or the admin's export of a draw) is taken from a place of the player's hand that
+the document leaves unknown, and the new cards take its place; a hand shown later names
+the cards it then holds. A hand shown at the showdown must be known. A hand
 mucked at the showdown (``sm`` without cards) concedes, as PHH plays it: it is not judged,
 shown or paid (its seat is listed in ``source["mucked"]``).
 Amounts. Chips here are whole. A document whose amounts have decimals (stakes in
@@ -422,6 +425,7 @@ class _Line:
     actor: str  # "d" or a seat number as str
     verb: str
     args: tuple[str, ...]
+    places: tuple[int, ...] = ()  # a draw's, where it leaves discards unknown (``_wanted``)
 
 
 def import_hand(text: str, hand_no: int) -> Imported:
@@ -464,7 +468,8 @@ def import_hand(text: str, hand_no: int) -> Imported:
     if count > game.max_seats(options):
         raise PhhRejected(None, f"{game.name} seats at most {game.max_seats(options)} players "
                           f"under these rules, not {count}")
-    stubs, unknown = _deck_dealing(game, options, hand_no, seats, source, lines)
+    wanted, lines = _wanted(lines)
+    stubs, unknown = _deck_dealing(game, options, hand_no, seats, source, lines, wanted)
     reshuffled = {"stubs": stubs[1:]} if len(stubs) > 1 else {}
     events = _replay(game, options, StartHand(
         hand_no=hand_no, button=count, seats=seats, server_seed="", client_seeds={},
@@ -712,8 +717,8 @@ def _cards(text: str, index: int) -> list[str]:
 
 # --- the deal: which deck deals exactly the document's cards --------------------
 
-def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[list[str]],
-                                                                      list[str]]:
+def _deck_dealing(game, options, hand_no, seats, source, lines, wanted,
+                  ) -> tuple[list[list[str]], list[str]]:
     """The deck, top first, then the stub each reshuffle makes, that deal each seat and the
     board the document's cards; and the cards that fill the places the document leaves
     unknown.
@@ -723,8 +728,7 @@ def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[li
     deals, the cards it dealt are swapped for the document's before the step is taken
     again. A reshuffle's stub is first the one the engine shuffles, then arranged the same
     way: it holds what was left of the stub and the cards mucked, so a card mucked may be
-    dealt again."""
-    wanted = _wanted(lines)
+    dealt again. ``wanted``: ``_wanted``'s."""
     named = {c for cards in wanted.values() for c, _ in cards if c != UNKNOWN}
     stubs = [sorted(set(_deck_of(game)) - named) + sorted(named)]
     queues = {who: list(cards) for who, cards in wanted.items()}
@@ -761,25 +765,69 @@ def _deck_dealing(game, options, hand_no, seats, source, lines) -> tuple[list[li
     return stubs, fillers
 
 
-def _wanted(lines: list[_Line]) -> dict[str, list[tuple[str, int]]]:
+def _wanted(lines: list[_Line]) -> tuple[dict[str, list[tuple[str, int]]], list[_Line]]:
     """The cards each player (by seat, as str) and the board ("board") are dealt, in order,
-    with the index of the line that deals each; unknown hole cards that the player shows
-    later are taken from the showing."""
+    with the index of the line that deals each; and the lines, each draw that leaves a
+    discard unknown given the ``places`` it discards in the player's hand.
+
+    A player's hand is followed place by place (a draw's new cards take the places of its
+    discards, in order, as the engine deals them). Unknown cards that the player discards
+    or shows later are taken from the discarding or the showing, in the places held then. A
+    discard left unknown is the last place whose card the document leaves unknown, to be
+    filled by a card it names nowhere: a document that shows a hand from one viewer's
+    seat (a player's or the admin's export) tells no more."""
     wanted: dict[str, list[tuple[str, int]]] = {}
+    hands: dict[str, list[int]] = {}  # each place of a hand: its card's index in wanted
+    refills: dict[str, list[int]] = {}  # the places the next cards dealt take, after a draw
+    placed = []
     for line in lines:
         if line.actor == "d":
             who, text = ("board", line.args[0]) if line.verb == "db" else line.args
             who = who if who == "board" else who[1:]
-            wanted.setdefault(who, []).extend((c, line.index) for c in _cards(text, line.index))
-        elif line.verb == "sm" and line.args and line.args[0] != "-":
-            held = wanted.get(line.actor, [])
-            known = {card for card, _ in held}
-            news = iter(c for c in _cards(line.args[0], line.index)
-                        if c != UNKNOWN and c not in known)
-            for i, (card, index) in enumerate(held):
-                if card == UNKNOWN:
-                    held[i] = (next(news, UNKNOWN), index)
-    return wanted
+            queue, hand = wanted.setdefault(who, []), hands.setdefault(who, [])
+            for card in _cards(text, line.index):
+                queue.append((card, line.index))
+                free = refills.get(who)
+                if free:
+                    hand[free.pop(0)] = len(queue) - 1
+                else:
+                    hand.append(len(queue) - 1)
+        elif line.verb == "sd" and line.args:
+            discards = _cards(line.args[0], line.index)
+            places = _discarded(line, discards, wanted.get(line.actor, []),
+                                hands.get(line.actor, []))
+            refills[line.actor] = places
+            if UNKNOWN in discards:
+                line = replace(line, places=tuple(places))
+        elif line.verb == "sm" and not _mucks(line):
+            _named(wanted.get(line.actor, []), hands.get(line.actor, []),
+                   [c for c in _cards(line.args[0], line.index) if c != UNKNOWN])
+        placed.append(line)
+    return wanted, placed
+
+
+def _discarded(line: _Line, discards: list[str], queue: list, hand: list[int]) -> list[int]:
+    """The places of ``hand`` a draw discards, in order (see ``_wanted``)."""
+    known = [c for c in discards if c != UNKNOWN]
+    open_places = _named(queue, hand, known)  # a known discard it had not shown dealt
+    count = len(discards) - len(known)
+    if count > len(open_places):
+        raise PhhRejected(line.index, f"p{line.actor} discards {count} cards the document "
+                          f"leaves unknown, but holds {len(open_places)} it does not name")
+    held = {queue[slot][0]: place for place, slot in enumerate(hand)}
+    chosen = [held[c] for c in known if c in held] + open_places[len(open_places) - count:]
+    return sorted(chosen)
+
+
+def _named(queue: list, hand: list[int], cards: list[str]) -> list[int]:
+    """Names ``cards`` (those not in ``hand`` already) in the places of ``hand`` whose card
+    is unknown, in order; the places left unknown."""
+    held = {queue[slot][0] for slot in hand}
+    news = [c for c in cards if c not in held]
+    unknown = [place for place, slot in enumerate(hand) if queue[slot][0] == UNKNOWN]
+    for place, card in zip(unknown, news):
+        queue[hand[place]] = (card, queue[hand[place]][1])
+    return unknown[len(news):]
 
 
 def _deck_of(game) -> list[str]:
@@ -919,9 +967,11 @@ def _command(game, state, line: _Line) -> Act:
     if line.verb == "buy":
         return Act(seat=seat, type="add_chips", amount=int(line.args[0]))
     if line.verb == "sd":
+        if line.places:  # discards left unknown: the cards in those places (``_wanted``)
+            held = state.seat(seat).cards
+            return Act(seat=seat, type="draw", cards=tuple(held[p] for p in line.places
+                                                           if p < len(held)))
         discards = _cards(line.args[0], line.index) if line.args else []
-        if UNKNOWN in discards:
-            raise PhhRejected(line.index, "cardroom needs the discarded cards known")
         return Act(seat=seat, type="draw", cards=tuple(discards))
     if len(line.args) != 1 or not re.fullmatch(r"[0-9]+(\.0*)?", line.args[0]):
         raise PhhRejected(line.index, "cbr takes one whole amount")

@@ -11,7 +11,7 @@ import tomli_w
 
 from domain import fairness, phh
 from tests.poker.play import calling_hand, play_out, start
-from tests.test_api import act, assert_problem, auth, hand_url, start_hand
+from tests.test_api import act, assert_problem, auth, hand_url, read, start_hand
 from tests.test_fairness import verify
 
 DOCUMENT = (Path(__file__).parent / "data" / "phh" / "dwan-ivey-2009.phh").read_text()
@@ -160,6 +160,32 @@ def test_a_players_export_shows_only_what_they_may_see(client, table):
     assert dealt[seat_of[1]] == dealt[seat_of[3]] == "??" * 5
     assert_problem(client.get(hand_url(table, hand_no, "/history?format=xml"),
                               headers=table["players"][2]), 422, "invalid_query")
+
+
+def test_every_viewers_export_of_a_draw_imports_and_audits_valid(client, fake_backend, table):
+    """Each player's and the admin's export leaves the others' discards unknown; each imports
+    to the hand's stacks, and the imported hand audits valid."""
+    hand_no = start_hand(client, table)
+    for seat, body in ((2, {"type": "bet", "amount": 25}), (3, {"type": "call"}),
+                       (1, {"type": "call"})):
+        assert act(client, table, hand_no, seat, **body).status_code == 201
+    for seat in (2, 3, 1):
+        cards = read(client, table, hand_no, seat)["seats"][seat - 1]["cards"][:seat]
+        assert act(client, table, hand_no, seat, type="draw", cards=cards).status_code == 201
+    for seat in (2, 3, 1):
+        assert act(client, table, hand_no, seat, type="check").status_code == 201
+    assert fake_backend.run_jobs()
+    stacks = client.get(hand_url(table, hand_no), headers=table["admin"]).json["seats"]
+    for viewer in (table["admin"], *table["players"].values()):
+        text = client.get(hand_url(table, hand_no, "/history?format=phh"), headers=viewer).text
+        assert " sd ??" in text
+        imported = client.post(IMPORTS, json={"phh": text})
+        assert imported.status_code == 201, imported.json
+        order = tomllib.loads(text)["_seats"]
+        assert [imported.json["stacks"][str(n)] for n in range(1, 4)] == [
+            stacks[seat - 1]["stack"] for seat in order]
+        url = f"/v1/tables/{imported.json['table_id']}/hands/1/audit"
+        assert client.get(url, headers=auth(imported.json["auditor_token"])).json["valid"]
 
 
 def test_a_stack_won_past_the_largest_buy_in_is_bet_whole_and_its_hand_imports_again(client):

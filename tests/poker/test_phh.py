@@ -33,7 +33,7 @@ from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem
 from domain import fairness, phh
 from domain.commands import Act, Showdown
 from domain.events import (BlindPosted, BringInPosted, CardsDealt, CardsDrawn, HandEnded,
-                           PotAwarded, StubReshuffled, event_from_dict)
+                           PotAwarded, ShowdownEvaluated, StubReshuffled, event_from_dict)
 from domain.frozen import replace
 from domain.poker import engine
 from domain.poker.game import PokerGame
@@ -743,3 +743,36 @@ def test_a_players_export_of_a_reshuffled_hand_fills_unknown_cards_only_with_car
             assert not named & set(started.source["unknown"]), (number, seat)
             imported += 1
     assert imported and refused, (imported, refused)
+
+
+@pytest.mark.parametrize("options", [{}, {"rules": "club"}])
+def test_exports_of_a_draw_that_leave_discards_unknown_import_again_to_their_stacks(options):
+    """A player's or the admin's export of Five Card Draw leaves the others' discards
+    unknown (``sd ????``): each discard is taken from a place the document leaves unknown,
+    and the new cards take the discards' places, so the hands shown at the end are the
+    ones dealt and the import ends with the same stacks."""
+    draws = 0
+    for number in range(N):
+        rng = random.Random(f"unknown-discards/{number}")
+        stacks = [rng.choice([75, 300, 1000]) for _ in range(rng.randint(2, 5))]
+        state, events = start(stacks, button=1 + number % len(stacks),
+                              seed=rng.randbytes(32).hex(), **options)
+        events += play_out(state, rng)[1]
+        order = phh.player_order(events[0].seats, events[0].button)
+        shown = _shown_hands(events)
+        for viewer in [("admin",)] + [("player", s["seat"], s["player_id"])
+                                      for s in events[0].seats]:
+            text = _exported_as(events, viewer)
+            draws += " sd ??" in text
+            imported = phh.import_hand(text, 1).events
+            assert [imported[-1].stacks[str(n)] for n in range(1, len(order) + 1)] == [
+                events[-1].stacks[str(seat)] for seat in order], (number, viewer)
+            assert not rules_problems(imported), (number, viewer)
+            assert {order[int(seat) - 1]: cards for seat, cards in
+                    _shown_hands(imported).items()} == shown, (number, viewer)
+    assert draws
+
+
+def _shown_hands(events: list) -> dict:
+    evaluated = next((e for e in events if isinstance(e, ShowdownEvaluated)), None)
+    return {h["seat"]: sorted(h["cards"]) for h in evaluated.hands} if evaluated else {}
