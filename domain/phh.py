@@ -12,7 +12,8 @@ pot-limit Omaha (``PO``), fixed-limit Omaha eight or better (``FO/8``) and fixed
 seven card stud with a bring-in (``F7S``). A hand of another game or structure
 (pot-limit hold'em, five card draw, five card stud, house or club stakes, a stud hand
 whose fourth street was opened at the upper limit under the open pair rule, which PHH's
-stud lacks, or opened by other rules than PHH's stud; a hand whose big blind is not the
+stud lacks, or opened by other rules than PHH's stud, or whose river was dealt as one
+community card, as PHH's stud never deals; a hand whose big blind is not the
 amount its code opens at, the small bet of FT and FO/8, the minimum bet of NT and PO; a
 hand whose big blind or bring-in was posted short and called in full, where PHH calls
 what was posted; a hand in which all-ins short of a full raise that added up to one
@@ -152,6 +153,8 @@ def _variant_code(started: HandStarted, events: list[Event]) -> str | None:
         return None  # a raise reopened by short all-ins that add up, as PokerKit's are not
     if structures.half_bet_rule(options) and _all_in_wager(events):
         return None  # what may follow it is the half-bet rule's; PHH plays the full-bet rule
+    if code == "F7S" and any(isinstance(event, BoardDealt) for event in events):
+        return None  # a community river (the stub too short for every seat): PHH's has none
     if code == "F7S" and (not options.get("bring_in") or _open_pair_bet(events, options)):
         return None  # PHH's stud has a bring-in, and no upper limit on fourth street
     if code == "F7S" and any(options.get(name) != rule for name, rule in _F7S_OPENERS.items()):

@@ -32,8 +32,9 @@ from pokerkit import (Automation, FixedLimitSevenCardStud, FixedLimitTexasHoldem
 
 from domain import fairness, phh
 from domain.commands import Act, Showdown
-from domain.events import (BlindPosted, BringInPosted, CardsDealt, CardsDrawn, HandEnded,
-                           PotAwarded, ShowdownEvaluated, StubReshuffled, event_from_dict)
+from domain.events import (BlindPosted, BoardDealt, BringInPosted, CardsDealt, CardsDrawn,
+                           HandEnded, PotAwarded, ShowdownEvaluated, StubReshuffled,
+                           event_from_dict)
 from domain.frozen import replace
 from domain.poker import engine
 from domain.poker.game import PokerGame
@@ -776,3 +777,24 @@ def test_exports_of_a_draw_that_leave_discards_unknown_import_again_to_their_sta
 def _shown_hands(events: list) -> dict:
     evaluated = next((e for e in events if isinstance(e, ShowdownEvaluated)), None)
     return {h["seat"]: sorted(h["cards"]) for h in evaluated.hands} if evaluated else {}
+
+
+def test_a_stud_hand_with_a_community_river_is_written_under_variant_and_imports_again():
+    """Eight players at seven card stud run the stub short of a river card each: one card
+    is dealt face up to all (003). PHH's ``F7S`` deals no board, so the hand goes under
+    ``_variant``, and imports again to its stacks."""
+    written = 0
+    for number in range(N):
+        events = calling_hand("seven-card-stud", 8, number, {})
+        if not any(isinstance(e, BoardDealt) for e in events):
+            continue
+        text = phh.export(events, {})
+        document = tomllib.loads(text)
+        assert "variant" not in document and document["_variant"] == "seven-card-stud"
+        assert any(line.startswith("d db ") for line in document["actions"])
+        order = phh.player_order(events[0].seats, events[0].button)
+        imported = phh.import_hand(text, 1).events
+        assert [imported[-1].stacks[str(n)] for n in range(1, 9)] == [
+            events[-1].stacks[str(seat)] for seat in order], number
+        written += 1
+    assert written
